@@ -1,0 +1,72 @@
+"""``tfres runs`` and ``tfres show``: list and print the records in the local store."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.table import Table
+
+from tfres.cli._common import add_json_option, add_store_option, console, print_json
+from tfres.store import Store, resolve_record
+from tfres.units import format_seconds
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "runs",
+        help="list the runs in the local store",
+        description="List the records in the local store, newest first.",
+        epilog="example: tfres runs --limit 5",
+    )
+    p.add_argument("--limit", type=int, default=50, help="show at most this many (default: 50)")
+    p.add_argument("--job", default=None, help="only the workers of this multi-worker job")
+    add_store_option(p)
+    add_json_option(p)
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser(
+        "show",
+        help="print one record",
+        description="Print one record: from the store by number or id, or from a file.",
+        epilog="examples:\n  tfres show 3\n  tfres show runs/a.json --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("run", metavar="RUN", help="a store number, an id (or its prefix), or a record file")
+    add_store_option(p)
+    add_json_option(p)
+    p.set_defaults(func=cmd_show)
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    with Store(args.store) as store:
+        runs = store.runs(limit=args.limit, job=args.job)
+    if args.json:
+        print_json([r.__dict__ for r in runs])
+        return 0
+    table = Table(title=f"runs in {store.path}", title_justify="left")
+    for col in ("#", "id", "label", "host", "date", "took", "status", "what ran"):
+        table.add_column(col, overflow="fold")
+    for r in runs:
+        table.add_row(
+            str(r.n),
+            r.id,
+            r.label or "",
+            r.host or "",
+            r.created_at.replace("T", " ").rstrip("Z"),
+            format_seconds(r.elapsed_seconds),
+            r.status,
+            (r.what or "")[:60],
+        )
+    console().print(table if runs else "no runs yet: try `tfres bench --quick` or `tfres run -- CMD`")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    record = resolve_record(args.run, store=args.store)
+    if args.json:
+        print_json(record.to_dict())
+        return 0
+    from tfres.report.terminal import render_record
+
+    render_record(record, console())
+    return 0

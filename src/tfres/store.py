@@ -1,0 +1,216 @@
+"""The local store: every record tfres makes, indexed in one SQLite file.
+
+The store lives at ``$TFRES_STORE`` if set, else ``<user data dir>/tfres/store.sqlite``
+(``~/.local/share/tfres/store.sqlite`` on Linux); the CLI's ``--store`` overrides both.
+Records are kept whole (gzip-compressed JSON) beside the columns ``tfres runs`` lists.
+SQLite's locking makes concurrent saves from several processes safe: none is lost.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tfres.errors import RecordError, StoreError
+from tfres.record import Record, dumps, load, loads
+
+__all__ = ["Store", "StoredRun", "default_store_path", "open_store", "resolve_record"]
+
+ENV_VAR = "TFRES_STORE"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    n INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT UNIQUE NOT NULL,
+    kind TEXT NOT NULL,
+    label TEXT,
+    host TEXT,
+    created_at TEXT NOT NULL,
+    elapsed_seconds REAL,
+    status TEXT NOT NULL,
+    what TEXT,
+    job TEXT,
+    worker INTEGER,
+    body BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_job ON runs(job);
+"""
+
+
+def default_store_path() -> Path:
+    """``$TFRES_STORE`` if set, else the SQLite file under the user's data directory."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("tfres", appauthor=False)) / "store.sqlite"
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One row of ``tfres runs``."""
+
+    n: int
+    id: str
+    kind: str
+    label: str | None
+    host: str | None
+    created_at: str
+    elapsed_seconds: float | None
+    status: str
+    what: str | None
+    job: str | None
+    worker: int | None
+
+
+def _what(record: Record) -> str | None:
+    if record.command:
+        return " ".join(record.command)
+    if record.workloads:
+        names: list[str] = []
+        for w in record.workloads:
+            name = str(w.get("name"))
+            if name not in names:
+                names.append(name)
+        return "bench: " + ", ".join(names)
+    return None
+
+
+class Store:
+    """An open store. Use :func:`open_store`, or ``Store(path)`` as a context manager."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path).expanduser() if path is not None else default_store_path()
+        if self.path.is_dir():
+            self.path = self.path / "store.sqlite"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            self._db.execute("PRAGMA busy_timeout = 30000")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.executescript(_SCHEMA)
+        except (sqlite3.Error, OSError) as err:
+            raise StoreError(
+                f"store {self.path} cannot be opened ({err}); pass another with --store or ${ENV_VAR}"
+            ) from err
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            yield self._db
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
+
+    def save(self, record: Record) -> int:
+        """Save (or replace) ``record``; returns its short number for ``tfres show N``."""
+        body = gzip.compress(dumps(record).encode("utf-8"), mtime=0)
+        row = (
+            record.id,
+            record.kind,
+            record.label,
+            record.host,
+            record.created_at,
+            record.elapsed_seconds,
+            record.status,
+            _what(record),
+            record.job,
+            record.worker,
+            body,
+        )
+        try:
+            with self._tx() as db:
+                db.execute(
+                    "INSERT INTO runs (id, kind, label, host, created_at, elapsed_seconds, status,"
+                    " what, job, worker, body) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+                    " ON CONFLICT(id) DO UPDATE SET kind=excluded.kind, label=excluded.label,"
+                    " host=excluded.host, elapsed_seconds=excluded.elapsed_seconds,"
+                    " status=excluded.status, what=excluded.what, job=excluded.job,"
+                    " worker=excluded.worker, body=excluded.body",
+                    row,
+                )
+                n = db.execute("SELECT n FROM runs WHERE id = ?", (record.id,)).fetchone()[0]
+        except sqlite3.Error as err:
+            raise StoreError(f"store {self.path} could not save record {record.id} ({err})") from err
+        return int(n)
+
+    def runs(self, *, limit: int | None = None, job: str | None = None) -> list[StoredRun]:
+        """The stored runs, newest first."""
+        sql = "SELECT n, id, kind, label, host, created_at, elapsed_seconds, status, what, job, worker FROM runs"
+        params: list[object] = []
+        if job is not None:
+            sql += " WHERE job = ?"
+            params.append(job)
+        sql += " ORDER BY n DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        try:
+            return [StoredRun(*row) for row in self._db.execute(sql, params)]
+        except sqlite3.Error as err:
+            raise StoreError(f"store {self.path} cannot be read ({err})") from err
+
+    def get(self, key: str | int) -> Record:
+        """A record by its number (``12``), its id, or a unique prefix of its id."""
+        text = str(key).strip()
+        try:
+            if text.isdigit():
+                row = self._db.execute("SELECT id, body FROM runs WHERE n = ?", (int(text),)).fetchone()
+                rows = [row] if row else []
+            else:
+                rows = self._db.execute(
+                    "SELECT id, body FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\\' LIMIT 3",
+                    (text, text.replace("%", "\\%").replace("_", "\\_") + "%"),
+                ).fetchall()
+        except sqlite3.Error as err:
+            raise StoreError(f"store {self.path} cannot be read ({err})") from err
+        exact = [r for r in rows if r[0] == text]
+        if exact:
+            rows = exact
+        if not rows:
+            raise StoreError(f"no run {text!r} in store {self.path}; list them with `tfres runs`")
+        if len(rows) > 1:
+            raise StoreError(f"run {text!r} is ambiguous in store {self.path}; give more of the id")
+        record_id, body = rows[0]
+        try:
+            raw = gzip.decompress(body)
+        except (OSError, EOFError) as err:
+            raise RecordError(f"run {record_id} in store {self.path} is damaged ({err})") from err
+        return loads(raw, source=f"run {record_id} in store {self.path}")
+
+    def records(self, *, job: str | None = None) -> list[Record]:
+        """Every stored record (of ``job``, if given), oldest first."""
+        return [self.get(run.id) for run in reversed(self.runs(job=job))]
+
+
+def open_store(path: str | os.PathLike[str] | None = None) -> Store:
+    """Open the store at ``path``, ``$TFRES_STORE`` or the default location."""
+    return Store(path)
+
+
+def resolve_record(ref: str, *, store: str | os.PathLike[str] | None = None) -> Record:
+    """A record from a file path (``runs/a.json``) or a store reference (number or id)."""
+    p = Path(ref)
+    looks_like_path = p.suffix in (".json", ".gz") or os.sep in ref or p.exists()
+    if looks_like_path:
+        return load(p)
+    with Store(store) as s:
+        return s.get(ref)

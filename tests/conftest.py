@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+# Keep TensorFlow quiet and deterministic in tests; set before any test imports it.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own empty store; nothing touches the user's real one."""
+    path = tmp_path / "store.sqlite"
+    monkeypatch.setenv("TFRES_STORE", str(path))
+    return path
+
+
+@pytest.fixture
+def store_path(_isolated_store: Path) -> Path:
+    return _isolated_store
+
+
+@pytest.fixture
+def python() -> str:
+    """The interpreter running the tests (the one tfres is installed in)."""
+    return sys.executable
