@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 import secrets
 import tempfile
@@ -112,7 +113,7 @@ class Record:
         """Build a record from its dict; raises :class:`RecordError` naming ``source``."""
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise RecordError(
-                f"{source} is JSON but not a tfres record (no \"format\": \"{FORMAT}\"); "
+                f'{source} is JSON but not a tfres record (no "format": "{FORMAT}"); '
                 "pick a file written by tfres"
             )
         version = d.get("version")
@@ -131,12 +132,33 @@ class Record:
             kwargs["phases"] = [Phase.from_dict(p) for p in d.get("phases") or []]
             return cls(**kwargs)
         except (TypeError, KeyError, ValueError, AttributeError) as err:
-            raise RecordError(f"{source} is a damaged tfres record ({err}); re-run or pick another record") from err
+            raise RecordError(
+                f"{source} is a damaged tfres record ({err}); re-run or pick another record"
+            ) from err
 
 
 def dumps(record: Record) -> str:
-    """The record as compact JSON text."""
-    return json.dumps(record.to_dict(), separators=(",", ":"), allow_nan=False, default=_json_default)
+    """The record as compact JSON text (strict JSON: NaN and infinities are written as null)."""
+    data = record.to_dict()
+    try:
+        return json.dumps(data, separators=(",", ":"), allow_nan=False, default=_json_default)
+    except ValueError:  # a NaN or infinity somewhere: JSON has no such number
+        return json.dumps(
+            _finite(data), separators=(",", ":"), allow_nan=False, default=_json_default
+        )
+
+
+def _finite(obj: Any) -> Any:
+    """``obj`` with every non-finite float replaced by None (tuples become lists)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    if hasattr(obj, "to_dict"):
+        return _finite(obj.to_dict())
+    return obj
 
 
 def _json_default(obj: Any) -> Any:
@@ -155,14 +177,16 @@ def loads(text: str | bytes, *, source: str = "record") -> Record:
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as err:
-            raise RecordError(f"{source} is not text (byte {err.start} is not UTF-8); pick a tfres record") from err
+            raise RecordError(
+                f"{source} is not text (byte {err.start} is not UTF-8); pick a tfres record"
+            ) from err
     if not text.strip():
         raise RecordError(f"{source} is empty; re-run or pick another record")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         size = len(text.encode("utf-8"))
-        if err.pos >= len(text.rstrip()) - 1 and text.lstrip().startswith("{"):
+        if _ends_early(text, err) and text.lstrip().startswith("{"):
             raise RecordError(
                 f"{source} is truncated (ends at byte {size}); re-run or pick another record"
             ) from err
@@ -171,6 +195,17 @@ def loads(text: str | bytes, *, source: str = "record") -> Record:
             "pick a file written by tfres"
         ) from err
     return Record.from_dict(data, source=source)
+
+
+def _ends_early(text: str, err: json.JSONDecodeError) -> bool:
+    """Whether a JSON error means the text stops too soon (rather than being wrong)."""
+    if err.msg.startswith("Extra data"):
+        return False
+    if err.pos >= len(text.rstrip()) - 1 or err.msg.startswith("Unterminated"):
+        return True
+    # the error sits in the last, cut-off token: ``nu`` of null, ``1.`` of a number
+    tail = text[err.pos :].rstrip()
+    return bool(tail) and not any(c in tail for c in ',:{}[]" \t\n')
 
 
 def save(record: Record, path: str | os.PathLike[str]) -> Path:
@@ -210,7 +245,9 @@ def load(path: str | os.PathLike[str]) -> Record:
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
-        raise RecordError(f"record {p} does not exist; check the path or run `tfres runs`") from None
+        raise RecordError(
+            f"record {p} does not exist; check the path or run `tfres runs`"
+        ) from None
     except IsADirectoryError:
         raise RecordError(f"record {p} is a folder, not a file") from None
     except OSError as err:
@@ -219,5 +256,7 @@ def load(path: str | os.PathLike[str]) -> Record:
         try:
             raw = gzip.decompress(raw)
         except (EOFError, OSError) as err:
-            raise RecordError(f"record {p} is a truncated or damaged gzip file; re-run or pick another record") from err
+            raise RecordError(
+                f"record {p} is a truncated or damaged gzip file; re-run or pick another record"
+            ) from err
     return loads(raw, source=f"record {p}")

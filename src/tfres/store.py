@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from tfres.record import Record, dumps, load, loads
 __all__ = ["Store", "StoredRun", "default_store_path", "open_store", "resolve_record"]
 
 ENV_VAR = "TFRES_STORE"
+#: how long a save waits for another process holding the database
+_BUSY_SECONDS = 30.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -91,14 +94,29 @@ class Store:
             self.path = self.path / "store.sqlite"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            self._db.execute("PRAGMA busy_timeout = 30000")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.executescript(_SCHEMA)
+            self._db = sqlite3.connect(self.path, timeout=_BUSY_SECONDS, isolation_level=None)
+            self._db.execute(f"PRAGMA busy_timeout = {int(_BUSY_SECONDS * 1000)}")
+            self._setup()
         except (sqlite3.Error, OSError) as err:
             raise StoreError(
-                f"store {self.path} cannot be opened ({err}); pass another with --store or ${ENV_VAR}"
+                f"store {self.path} cannot be opened ({err}); "
+                f"pass another with --store or ${ENV_VAR}"
             ) from err
+
+    def _setup(self) -> None:
+        """WAL mode and the schema. Switching to WAL can answer "database is locked" at once,
+        without waiting, while another process creates the same new store: retry then."""
+        deadline = time.monotonic() + _BUSY_SECONDS
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode = WAL")
+                self._db.executescript(_SCHEMA)
+                return
+            except sqlite3.OperationalError as err:
+                busy = "locked" in str(err) or "busy" in str(err)
+                if not busy or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def __enter__(self) -> Store:
         return self
@@ -149,12 +167,17 @@ class Store:
                 )
                 n = db.execute("SELECT n FROM runs WHERE id = ?", (record.id,)).fetchone()[0]
         except sqlite3.Error as err:
-            raise StoreError(f"store {self.path} could not save record {record.id} ({err})") from err
+            raise StoreError(
+                f"store {self.path} could not save record {record.id} ({err})"
+            ) from err
         return int(n)
 
     def runs(self, *, limit: int | None = None, job: str | None = None) -> list[StoredRun]:
         """The stored runs, newest first."""
-        sql = "SELECT n, id, kind, label, host, created_at, elapsed_seconds, status, what, job, worker FROM runs"
+        sql = (
+            "SELECT n, id, kind, label, host, created_at, elapsed_seconds, status, what, job,"
+            " worker FROM runs"
+        )
         params: list[object] = []
         if job is not None:
             sql += " WHERE job = ?"
@@ -171,20 +194,22 @@ class Store:
     def get(self, key: str | int) -> Record:
         """A record by its number (``12``), its id, or a unique prefix of its id."""
         text = str(key).strip()
+        if not text:
+            raise StoreError("give a run number or id; list them with `tfres runs`")
+        like = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        db = self._db
         try:
+            rows: list[tuple[str, bytes]] = []
             if text.isdigit():
-                row = self._db.execute("SELECT id, body FROM runs WHERE n = ?", (int(text),)).fetchone()
-                rows = [row] if row else []
-            else:
-                rows = self._db.execute(
-                    "SELECT id, body FROM runs WHERE id = ? OR id LIKE ? ESCAPE '\\' LIMIT 3",
-                    (text, text.replace("%", "\\%").replace("_", "\\_") + "%"),
+                rows = db.execute("SELECT id, body FROM runs WHERE n = ?", (int(text),)).fetchall()
+            if not rows:  # an id, or a prefix of one (a date prefix is all digits too)
+                rows = db.execute("SELECT id, body FROM runs WHERE id = ?", (text,)).fetchall()
+            if not rows:
+                rows = db.execute(
+                    "SELECT id, body FROM runs WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (like,)
                 ).fetchall()
         except sqlite3.Error as err:
             raise StoreError(f"store {self.path} cannot be read ({err})") from err
-        exact = [r for r in rows if r[0] == text]
-        if exact:
-            rows = exact
         if not rows:
             raise StoreError(f"no run {text!r} in store {self.path}; list them with `tfres runs`")
         if len(rows) > 1:

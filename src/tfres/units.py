@@ -58,7 +58,8 @@ def parse_size(text: str | int | float) -> int:
         unit = match.group(2).lower()
         if unit not in _SIZE_UNITS:
             raise ValueError(
-                f"unknown size unit {match.group(2)!r} in {text!r}; use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB"
+                f"unknown size unit {match.group(2)!r} in {text!r}; "
+                "use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB"
             )
     if not math.isfinite(value) or value < 0:
         raise ValueError(f"size must be a finite number >= 0 (got {text!r})")
@@ -100,7 +101,10 @@ def parse_seconds(text: str | int | float) -> float:
 
 
 def format_bytes(n: int | float | None) -> str:
-    """Format bytes with binary units: ``format_bytes(8 * 2**30) == "8.0 GiB"``; None gives "n/a"."""
+    """Format bytes with binary units: ``format_bytes(8 * 2**30) == "8.0 GiB"``.
+
+    None gives "n/a".
+    """
     if n is None:
         return "n/a"
     value = float(n)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 from tfres.cli._common import add_json_option, add_store_option, console, print_json
@@ -31,7 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog="examples:\n  tfres show 3\n  tfres show runs/a.json --json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("run", metavar="RUN", help="a store number, an id (or its prefix), or a record file")
+    p.add_argument(
+        "run", metavar="RUN", help="a store number, an id (or its prefix), or a record file"
+    )
     add_store_option(p)
     add_json_option(p)
     p.set_defaults(func=cmd_show)
@@ -43,21 +47,31 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if args.json:
         print_json([r.__dict__ for r in runs])
         return 0
-    table = Table(title=f"runs in {store.path}", title_justify="left")
-    for col in ("#", "id", "label", "host", "date", "took", "status", "what ran"):
-        table.add_column(col, overflow="fold")
+    table = Table(
+        title=f"runs in {escape(str(store.path))}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        padding=(0, 1),
+    )
+    for col in ("#", "id", "label", "host", "date (UTC)", "took", "status", "what ran"):
+        # ids and dates stay on one line; names and commands fold
+        table.add_column(
+            col, overflow="fold", no_wrap=col in ("#", "id", "date (UTC)", "took", "status")
+        )
     for r in runs:
         table.add_row(
             str(r.n),
             r.id,
-            r.label or "",
-            r.host or "",
-            r.created_at.replace("T", " ").rstrip("Z"),
+            escape(r.label or ""),
+            escape(r.host or ""),
+            r.created_at.replace("T", " ").rstrip("Z")[5:16],  # MM-DD HH:MM
             format_seconds(r.elapsed_seconds),
             r.status,
-            (r.what or "")[:60],
+            escape((r.what or "")[:60]),
         )
-    console().print(table if runs else "no runs yet: try `tfres bench --quick` or `tfres run -- CMD`")
+    empty = "no runs yet: try `tfres bench --quick` or `tfres run -- CMD`"
+    console().print(table if runs else empty)
     return 0
 
 

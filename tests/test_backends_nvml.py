@@ -1,0 +1,218 @@
+"""tfres.backends.nvml against a scripted fake NVML that raises the real pynvml errors."""
+
+from __future__ import annotations
+
+import os
+
+import psutil
+import pynvml
+import pytest
+
+from fakes import FakeGpu, GiB
+from tfres.backends import nvml
+
+
+def test_inventory_maps_every_value(fake_nvml):
+    me = os.getpid()
+    fake_nvml.gpus = [
+        FakeGpu(
+            name="NVIDIA H100 80GB HBM3",
+            uuid="GPU-aaaa",
+            memory_total_bytes=80 * GiB,
+            memory_used_bytes=3 * GiB,
+            util_percent=71,
+            compute_capability=(9, 0),
+            processes=[(me, 512 * 1024**2)],
+        ),
+        FakeGpu(name="NVIDIA T4", uuid="GPU-bbbb", mig_mode=None, compute_capability=(7, 5)),
+    ]
+    fake_nvml.driver_version = "535.104.05"
+    fake_nvml.cuda_driver_version = 12020
+    gpus, reason = nvml.gpu_inventory()
+    assert reason is None
+    assert [g["index"] for g in gpus] == [0, 1]
+    first, second = gpus
+    assert first["name"] == "NVIDIA H100 80GB HBM3"
+    assert first["uuid"] == "GPU-aaaa"
+    assert first["memory_total_bytes"] == 80 * GiB
+    assert first["memory_used_bytes"] == 3 * GiB
+    assert first["driver_version"] == "535.104.05"
+    assert first["cuda_driver_version"] == "12.2"
+    assert first["compute_capability"] == "9.0"
+    assert first["mig_mode"] is False
+    assert first["util_percent"] == 71.0
+    my_name = psutil.Process(me).name()
+    assert first["processes"] == [{"pid": me, "name": my_name, "used_memory_bytes": 512 * 1024**2}]
+    # a GPU without MIG support has mig_mode None, not False
+    assert second["mig_mode"] is None
+    assert second["compute_capability"] == "7.5"
+    assert second["processes"] == []
+
+
+@pytest.mark.parametrize(
+    ("error", "words"),
+    [
+        (pynvml.NVMLError_LibraryNotFound, "libnvidia-ml.so"),
+        (pynvml.NVMLError_DriverNotLoaded, "not loaded"),
+        (pynvml.NVMLError_NoPermission, "permission"),
+    ],
+)
+def test_no_driver_gives_empty_list_and_reason(fake_nvml, error, words):
+    fake_nvml.init_error = error
+    gpus, reason = nvml.gpu_inventory()
+    assert gpus == []
+    assert reason is not None and words in reason
+    reader = nvml.GpuReader()
+    assert not reader.available
+    assert reader.read({os.getpid()}) == []
+    assert words in (reader.reason or "")
+    # init is tried once and the answer cached
+    assert fake_nvml.init_count == 1
+
+
+def test_zero_gpus_is_a_reason_too(fake_nvml):
+    fake_nvml.gpus = []
+    gpus, reason = nvml.gpu_inventory()
+    assert gpus == [] and "no GPU" in (reason or "")
+
+
+def test_reader_converts_units_and_decodes_throttle(fake_nvml):
+    me = os.getpid()
+    fake_nvml.gpus = [
+        FakeGpu(
+            util_percent=[10, 90],
+            power_milliwatts=250_500,
+            temperature_celsius=71,
+            sm_clock_mhz=1980,
+            throttle_bitmask=0x4 | 0x20,
+            pcie_rx_kilobytes_per_second=1000,
+            pcie_tx_kilobytes_per_second=3,
+            processes=[(me, 1 * GiB), (me + 10_000_000, 5 * GiB)],
+        )
+    ]
+    reader = nvml.GpuReader()
+    assert reader.available and reader.indices == [0]
+    first = reader.read({me})[0]
+    second = reader.read({me})[0]
+    assert (first.util_percent, second.util_percent) == (10.0, 90.0)
+    assert first.power_watts == pytest.approx(250.5)
+    assert first.temperature_celsius == 71
+    assert first.sm_clock_mhz == 1980
+    assert first.throttle_reasons == ("sw_power_cap", "sw_thermal_slowdown")
+    assert first.pcie_rx_bytes_per_second == 1000 * 1024
+    assert first.pcie_tx_bytes_per_second == 3 * 1024
+    assert first.memory_total_bytes == 40 * GiB
+    assert first.process_memory_used_bytes == 1 * GiB
+    assert first.process_memory_note is None
+    assert reader.notes == []
+
+
+def test_not_supported_fields_are_none(fake_nvml):
+    fake_nvml.gpus = [
+        FakeGpu(
+            not_supported={
+                "nvmlDeviceGetPowerUsage",
+                "nvmlDeviceGetPcieThroughput",
+                "nvmlDeviceGetCurrentClocksEventReasons",
+            }
+        )
+    ]
+    sample = nvml.GpuReader().read(())[0]
+    assert sample.power_watts is None
+    assert sample.pcie_rx_bytes_per_second is None and sample.pcie_tx_bytes_per_second is None
+    assert sample.throttle_reasons == ()
+    assert sample.util_percent == 35.0  # the rest is still read
+
+
+def test_mig_makes_process_memory_none_with_note(fake_nvml):
+    me = os.getpid()
+    fake_nvml.gpus = [FakeGpu(mig_mode=True, processes=[(me, GiB)])]
+    sample = nvml.GpuReader().read({me})[0]
+    assert sample.process_memory_used_bytes is None
+    assert "MIG" in (sample.process_memory_note or "")
+    gpus, _ = nvml.gpu_inventory()
+    assert gpus[0]["mig_mode"] is True
+
+
+def test_process_memory_in_another_pid_namespace(fake_nvml):
+    # pids that do not exist here: the GPU processes live in another PID namespace
+    fake_nvml.gpus = [FakeGpu(processes=[(2**22 + 11, GiB), (2**22 + 12, GiB)])]
+    sample = nvml.GpuReader().read({os.getpid()})[0]
+    assert sample.process_memory_used_bytes is None
+    assert "PID namespace" in (sample.process_memory_note or "")
+
+
+def test_process_memory_zero_when_watched_process_holds_none(fake_nvml):
+    fake_nvml.gpus = [FakeGpu(processes=[(1, GiB)])]  # pid 1 exists here but is not watched
+    sample = nvml.GpuReader().read({os.getpid()})[0]
+    assert sample.process_memory_used_bytes == 0
+    assert sample.process_memory_note is None
+
+
+def test_nvml_failing_mid_run_never_raises(fake_nvml):
+    reader = nvml.GpuReader()
+    ok = reader.read(())[0]
+    assert ok.util_percent == 35.0
+    fake_nvml.fail_now(pynvml.NVMLError_GpuIsLost)
+    broken = reader.read(())[0]
+    assert broken.index == 0
+    assert broken.util_percent is None and broken.memory_used_bytes is None
+    assert any("fallen off the bus" in n for n in reader.notes)
+    assert len(reader.notes) == 1  # the same failure is noted once, not per field or read
+    reader.read(())
+    assert len(reader.notes) == 1
+    fake_nvml.heal()
+    assert reader.read(())[0].util_percent == 35.0
+
+
+def test_fail_from_call_n(fake_nvml):
+    fake_nvml.fail_from(3, pynvml.NVMLError_Unknown)
+    # calls: device count, driver version, then the CUDA driver version fails and all after it
+    gpus, reason = nvml.gpu_inventory()
+    assert reason is None
+    (gpu,) = gpus
+    assert gpu["driver_version"] == "550.54.15"
+    assert gpu["cuda_driver_version"] is None
+    assert gpu["name"] is None and gpu["memory_total_bytes"] is None
+    assert "NVML error" in gpu["error"]
+    assert set(gpu) >= {"index", "uuid", "mig_mode", "processes", "util_percent"}
+
+
+def test_throttle_bits_match_the_real_nvml_constants():
+    names = {
+        "gpu_idle": "GpuIdle",
+        "applications_clocks_setting": "ApplicationsClocksSetting",
+        "sw_power_cap": "SwPowerCap",
+        "hw_slowdown": "HwSlowdown",
+        "sync_boost": "SyncBoost",
+        "sw_thermal_slowdown": "SwThermalSlowdown",
+        "hw_thermal_slowdown": "HwThermalSlowdown",
+        "hw_power_brake_slowdown": "HwPowerBrakeSlowdown",
+        "display_clock_setting": "DisplayClockSetting",
+    }
+    for bit, name in nvml.THROTTLE_REASONS:
+        assert getattr(pynvml, "nvmlClocksThrottleReason" + names[name]) == bit
+    assert nvml._NVML_TEMPERATURE_GPU == pynvml.NVML_TEMPERATURE_GPU
+    assert nvml._NVML_CLOCK_SM == pynvml.NVML_CLOCK_SM
+    assert nvml._NVML_PCIE_UTIL_RX_BYTES == pynvml.NVML_PCIE_UTIL_RX_BYTES
+    assert nvml._NVML_PCIE_UTIL_TX_BYTES == pynvml.NVML_PCIE_UTIL_TX_BYTES
+
+
+def test_visible_indices(fake_nvml):
+    fake_nvml.gpus = [FakeGpu(uuid=u) for u in ("GPU-aaaa-1", "GPU-bbbb-2", "GPU-cccc")]
+    assert nvml.visible_indices(3, env=None) == [0, 1, 2] or "CUDA_VISIBLE_DEVICES" in os.environ
+    assert nvml.visible_indices(3, env="2,0") == [2, 0]
+    assert nvml.visible_indices(3, env="") == []
+    assert nvml.visible_indices(3, env="-1") == []
+    assert nvml.visible_indices(3, env="1,7,2") == [1]  # CUDA stops at the first bad entry
+    assert nvml.visible_indices(3, env="GPU-bbbb,GPU-cccc") == [1, 2]
+
+
+def test_real_pynvml_here_does_not_crash():
+    """On this machine the real NVML either works or says why it does not."""
+    nvml.reset()
+    try:
+        gpus, reason = nvml.gpu_inventory()
+    finally:
+        nvml.reset()
+    assert (gpus and reason is None) or (gpus == [] and reason)
