@@ -1,0 +1,88 @@
+"""``tfres report``: render a saved record (from bench or run) in the terminal and as HTML."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tfres.cli._common import add_store_option, console
+
+EPILOG = """\
+examples:
+  tfres report 3                       the summary of run 3 of the store
+  tfres report 3 --html run3.html      ... and a self-contained HTML page (works offline)
+  tfres report runs/a.json --html a.html
+  tfres report --job resnet            the workers of a multi-worker job, side by side
+
+RUN is a store number (see `tfres runs`), an id or its prefix, or a record file.
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report",
+        help="show a saved run; write its HTML report",
+        description="Render any saved record, from `tfres bench` or `tfres run`: a summary in\n"
+        "the terminal (at most 100 columns) and, with --html, a self-contained HTML page\n"
+        "(works offline) with the machine, the findings, the workloads and the CPU, memory\n"
+        "and GPU timelines with phases and marks shaded.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("run", metavar="RUN", nargs="?", default=None, help="store number, id or file")
+    p.add_argument("--html", metavar="FILE", default=None, help="also write the HTML report here")
+    p.add_argument(
+        "--job",
+        metavar="NAME",
+        default=None,
+        help="report every worker of this multi-worker job instead of one run",
+    )
+    add_store_option(p)
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    if args.job is not None:
+        return _job_report(args)
+    if args.run is None:
+        raise ValueError("tfres report needs a RUN (a number from `tfres runs`) or --job NAME")
+    from tfres.report.terminal import render_record
+    from tfres.store import resolve_record
+
+    record = resolve_record(args.run, store=args.store)
+    out = console()
+    render_record(record, out)
+    if args.html:
+        from rich.text import Text
+
+        from tfres.report.html import write_html
+
+        path = write_html(record, Path(args.html)).resolve()
+        out.print(Text(f"HTML report: {path}"))
+    return 0
+
+
+def _job_report(args: argparse.Namespace) -> int:
+    from tfres.errors import StoreError
+    from tfres.store import Store
+
+    if args.run is not None:
+        raise ValueError(
+            f"give either RUN or --job, not both (got {args.run!r} and --job {args.job!r})"
+        )
+    if args.html:
+        raise ValueError(
+            "--html is for one run; for a job, report one worker's run: tfres report N --html FILE"
+        )
+    with Store(args.store) as store:
+        records = store.records(job=args.job)
+        path = store.path
+    if not records:
+        raise StoreError(
+            f"no runs of job {args.job!r} in store {path}; record them with "
+            f"`tfres run --job {args.job} --worker N -- CMD`"
+        )
+    from tfres.jobs import job_report, render_job_report
+
+    render_job_report(job_report(records), console())
+    return 0

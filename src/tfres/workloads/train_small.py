@@ -1,0 +1,167 @@
+"""``train_small``: the two-layer Dense(10)/Dense(1) model, trained two ways.
+
+On each selected device, a ``Dense(10, relu) -> Dense(1)`` Keras model learns 1000 x 100
+random inputs for 5 epochs (batch 32, Adam, MSE): once with a ``tf.GradientTape`` loop in
+a ``tf.function``, once with ``model.fit``. One extra epoch first is the warm-up (tracing,
+graph building) and is not timed; each timed epoch is one repeat. The figures: steps per
+second, seconds per step, CPU% and device utilization. The model is so small that this
+measures per-step overhead (Python, tf.function dispatch, the input pipeline), not FLOPs.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tfres.workloads._context import Workload, WorkloadContext, error_text, make_result, median
+
+__all__ = ["WORKLOAD", "run"]
+
+NAME = "train_small"
+
+
+def _model(keras: Any, features: int, seed: int) -> Any:
+    keras.utils.set_random_seed(seed)
+    model = keras.Sequential(
+        [
+            keras.Input((features,)),
+            keras.layers.Dense(10, activation="relu"),
+            keras.layers.Dense(1),
+        ]
+    )
+    return model
+
+
+def _tape_epochs(
+    tf: Any, keras: Any, x: Any, y: Any, p: dict[str, Any], seed: int
+) -> tuple[list[float], float]:
+    model = _model(keras, x.shape[1], seed)
+    optimizer = keras.optimizers.Adam()
+    loss_fn = keras.losses.MeanSquaredError()
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(int(p["batch_size"]))
+
+    @tf.function
+    def train_step(xb: Any, yb: Any) -> Any:
+        with tf.GradientTape() as tape:
+            loss = loss_fn(yb, model(xb, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+        return loss
+
+    times: list[float] = []
+    last = float("nan")
+    for epoch in range(int(p["epochs"]) + 1):  # epoch 0 is the warm-up
+        t = time.perf_counter()
+        loss = None
+        for xb, yb in ds:
+            loss = train_step(xb, yb)
+        if loss is not None:
+            last = float(loss)  # waits for the last step
+        if epoch > 0:
+            times.append(time.perf_counter() - t)
+    return times, last
+
+
+def _fit_epochs(
+    keras: Any, x: Any, y: Any, p: dict[str, Any], seed: int
+) -> tuple[list[float], float]:
+    model = _model(keras, x.shape[1], seed)
+    model.compile(optimizer=keras.optimizers.Adam(), loss="mse")
+    times: list[float] = []
+
+    class EpochTimer(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
+            self._t = time.perf_counter()
+
+        def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+            if epoch > 0:  # epoch 0 is the warm-up
+                times.append(time.perf_counter() - self._t)
+
+    history = model.fit(
+        x,
+        y,
+        batch_size=int(p["batch_size"]),
+        epochs=int(p["epochs"]) + 1,
+        verbose=0,
+        callbacks=[EpochTimer()],
+    )
+    return times, float(history.history["loss"][-1])
+
+
+def run(ctx: WorkloadContext) -> list[dict[str, Any]]:
+    from tfres.backends.tf import load_tensorflow
+    from tfres.backends.tf_runtime import memory_info, reset_memory_peak
+
+    tf = load_tensorflow()  # before keras, which imports TensorFlow less quietly
+    import keras
+
+    p = WORKLOAD.params(quick=ctx.quick, overrides=ctx.params)
+    rng = ctx.rng(2)
+    samples, features, batch = int(p["samples"]), int(p["features"]), int(p["batch_size"])
+    x = rng.standard_normal((samples, features)).astype("float32")
+    y = rng.standard_normal((samples, 1)).astype("float32")
+    steps_per_epoch = -(-samples // batch)
+    loops = (("gradient_tape", "tape"), ("fit", "fit"))
+    results = []
+    total = len(ctx.devices) * len(loops)
+    done = 0
+    for device in ctx.devices:
+        with ctx.phase(f"{NAME} {device}"):
+            for loop, short in loops:
+                ctx.report(done / total, f"{device} {short}")
+                done += 1
+                times: list[float] = []
+                final_loss = None
+                error = None
+                with ctx.span() as span:
+                    reset_memory_peak(device)
+                    try:
+                        with tf.device(device):
+                            if loop == "fit":
+                                times, final_loss = _fit_epochs(keras, x, y, p, ctx.seed)
+                            else:
+                                times, final_loss = _tape_epochs(tf, keras, x, y, p, ctx.seed)
+                    except (tf.errors.ResourceExhaustedError, MemoryError) as err:
+                        error = f"out of memory: {error_text(err)}"
+                    except (tf.errors.OpError, RuntimeError, ValueError) as err:
+                        error = error_text(err)
+                    mem = memory_info(device)
+                seconds = median(times)
+                results.append(
+                    make_result(
+                        ctx,
+                        name=NAME,
+                        device=device,
+                        params={
+                            "loop": loop,
+                            "epochs": int(p["epochs"]),
+                            "batch_size": batch,
+                            "samples": samples,
+                            "features": features,
+                        },
+                        times=times,
+                        span=span,
+                        peak_tf_memory_bytes=mem["peak_bytes"] if mem else None,
+                        throughput=steps_per_epoch / seconds if seconds else None,
+                        throughput_unit="steps/s",
+                        details={
+                            "variant": short,
+                            "steps_per_epoch": steps_per_epoch,
+                            "step_seconds_median": seconds / steps_per_epoch if seconds else None,
+                            "epoch_seconds": times,
+                            "final_loss": final_loss,
+                        },
+                        error=error,
+                    )
+                )
+    ctx.report(1.0, "done")
+    return results
+
+
+WORKLOAD = Workload(
+    name=NAME,
+    description="Dense(10)/Dense(1) on 1000x100 random data, 5 epochs: GradientTape vs fit",
+    run=run,
+    quick_params={"samples": 1000, "features": 100, "batch_size": 32, "epochs": 5},
+    full_params={"samples": 1000, "features": 100, "batch_size": 32, "epochs": 5},
+)
