@@ -27,3 +27,25 @@ def store_path(_isolated_store: Path) -> Path:
 def python() -> str:
     """The interpreter running the tests (the one tfres is installed in)."""
     return sys.executable
+
+
+@pytest.fixture
+def fake_nvml(monkeypatch: pytest.MonkeyPatch):
+    """A scripted fake NVML (``tests.fakes.FakeNVML``, one A100-like GPU) installed as
+    ``pynvml`` for this test; tfres's cached NVML state is reset before and after.
+
+    Script it before the code under test first touches NVML (or call
+    ``tfres.backends.nvml.reset()`` after changing it)::
+
+        def test_two_gpus(fake_nvml):
+            fake_nvml.gpus = [FakeGpu(), FakeGpu(name="NVIDIA T4", mig_mode=None)]
+            fake_nvml.init_error = pynvml.NVMLError_DriverNotLoaded   # or: no driver
+    """
+    from fakes import FakeNVML
+    from tfres.backends import nvml
+
+    fake = FakeNVML()
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    nvml.reset()
+    yield fake
+    nvml.reset()

@@ -11,6 +11,8 @@ loaded on first use, so the monitoring half works for any Python program.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 from tfres.errors import (
@@ -67,13 +69,29 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(module_name), attr)
         globals()[name] = value
         return value
-    if name == "callbacks":
-        return importlib.import_module("tfres.callbacks")
+    if name in ("callbacks", "steps"):
+        return importlib.import_module(f"tfres.{name}")
     raise AttributeError(f"module 'tfres' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*__all__, "callbacks"])
+    return sorted([*__all__, "callbacks", "steps"])
+
+
+class _Package(types.ModuleType):
+    """Keeps ``tfres.monitor`` (and ``fingerprint``, ``doctor``, ...) the public function
+    after the submodule of the same name is imported: the import system then sets
+    ``tfres.monitor`` to the submodule, which would shadow the function."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _LAZY and isinstance(value, types.ModuleType):
+            module_name, attr = _LAZY[name]
+            if value.__name__ == module_name and hasattr(value, attr):
+                value = getattr(value, attr)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only

@@ -1,9 +1,9 @@
 """``tfres.monitor()``: watch a block of Python code and get a run record.
 
-    with tfres.monitor(label="exp1") as m:
-        model.fit(x, y, epochs=3)
-        m.mark("after fit")
-    m.record  # the Record, also saved to the local store
+with tfres.monitor(label="exp1") as m:
+    model.fit(x, y, epochs=3)
+    m.mark("after fit")
+m.record  # the Record, also saved to the local store
 """
 
 from __future__ import annotations
@@ -11,16 +11,17 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from tfres.record import Record, save
 from tfres.sampler import DEFAULT_INTERVAL_SECONDS, Sampler
-from tfres.timeline import Mark
+from tfres.timeline import Mark, Phase
 
-__all__ = ["Monitor", "monitor"]
+__all__ = ["Monitor", "monitor", "finish_record"]
 
 log = logging.getLogger("tfres")
 
@@ -29,8 +30,25 @@ def _utc(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
+def finish_record(record: Record, sampler: Sampler) -> None:
+    """Copy what ``sampler`` gathered (timeline, marks, phases, notes, facts) into ``record``."""
+    record.elapsed_seconds = round(sampler.elapsed(), 6)
+    record.samples = sampler.samples
+    record.aggregates = sampler.aggregates
+    record.marks = sampler.marks
+    record.phases = sampler.phases
+    record.notes.extend(n for n in sampler.notes if n not in record.notes)
+    record.extra.update(sampler.extra)
+    record.extra["timeline"] = sampler.storage()
+    record.extra["sampler_cpu_seconds"] = round(sampler.cpu_seconds, 6)
+
+
 class Monitor:
-    """A sampler plus the record it fills; made by :func:`monitor`."""
+    """A sampler plus the record it fills; made by :func:`monitor`.
+
+    ``m.record`` is filled when the ``with`` block ends; ``m.latest`` is the newest sample
+    while it runs, ``m.store_number`` the record's number in the store afterwards.
+    """
 
     def __init__(
         self,
@@ -41,22 +59,46 @@ class Monitor:
         store: bool | str | os.PathLike[str] = True,
         out: str | os.PathLike[str] | None = None,
         sampler: Sampler | None = None,
+        gpus: bool | Sequence[int] = True,
+        prometheus: str | int | None = None,
+        job: str | None = None,
+        worker: int | None = None,
     ) -> None:
-        self.sampler = sampler or Sampler(interval)
-        self.record = Record(kind=kind, label=label, interval_seconds=self.sampler.interval)
+        self.sampler = sampler or Sampler(interval, gpus=gpus)
+        self.record = Record(
+            kind=kind,
+            label=label,
+            interval_seconds=self.sampler.interval,
+            job=job,
+            worker=worker,
+        )
         self._store = store
         self._out = out
-        self._wall_start = 0.0
+        self._prometheus_address = prometheus
+        self.prometheus: Any = None
+        self._entered = False
         #: the record's number in the local store after exit, if it was saved there
         self.store_number: int | None = None
 
     def __enter__(self) -> Monitor:
         from tfres.fingerprint import fingerprint
 
-        self.record.fingerprint = fingerprint().to_dict()
-        self._wall_start = time.time()
-        self.record.started_at = _utc(self._wall_start)
+        try:
+            self.record.fingerprint = fingerprint().to_dict()
+        except Exception as err:  # a fingerprint that fails must not stop the training
+            log.warning("tfres: fingerprint failed: %s", err)
+            self.record.notes.append(f"the machine fingerprint could not be taken: {err}")
+        if self._prometheus_address is not None:
+            from tfres.prometheus import PrometheusExporter
+
+            self.prometheus = PrometheusExporter(
+                self._prometheus_address, job=self.record.job, worker=self.record.worker
+            )
+            self.sampler.add_listener(self.prometheus.update)
+            self.record.extra["prometheus_url"] = self.prometheus.url
+        self.record.started_at = _utc(time.time())
         self.sampler.start()
+        self._entered = True
         return self
 
     def mark(self, label: str) -> Mark:
@@ -69,6 +111,23 @@ class Monitor:
         with self.sampler.phase(name):
             yield
 
+    def add_phase(self, name: str, start_seconds: float, end_seconds: float | None) -> Phase:
+        """Add a span timed elsewhere (``start_seconds`` on :meth:`elapsed`'s clock)."""
+        return self.sampler.add_phase(name, start_seconds, end_seconds)
+
+    def elapsed(self) -> float:
+        """Seconds since the block started, on the timeline's clock."""
+        return self.sampler.elapsed()
+
+    def note(self, text: str) -> None:
+        """Add a note, in words, to the record."""
+        self.sampler.note(text)
+
+    @property
+    def latest(self) -> Any:
+        """The newest :class:`~tfres.timeline.Sample` (None before the first)."""
+        return self.sampler.latest
+
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
@@ -76,20 +135,28 @@ class Monitor:
         tb: TracebackType | None,
     ) -> None:
         self.sampler.stop()
+        if self.prometheus is not None:
+            self.prometheus.close()
         r = self.record
         r.ended_at = _utc(time.time())
-        r.elapsed_seconds = round(self.sampler.elapsed(), 6)
-        r.samples = self.sampler.samples
-        r.marks = self.sampler.marks
-        r.phases = self.sampler.phases
-        r.notes.extend(n for n in self.sampler.notes if n not in r.notes)
+        finish_record(r, self.sampler)
         if exc_type is None:
             r.status = "ok"
         elif issubclass(exc_type, KeyboardInterrupt):
             r.status, r.end_reason = "partial", "interrupted (KeyboardInterrupt)"
         else:
             r.status, r.end_reason = "failed", f"{exc_type.__name__}: {exc}"
+        self._diagnose()
         self._persist()
+
+    def _diagnose(self) -> None:
+        try:
+            from tfres.diagnose import diagnose
+
+            self.record.findings = [f.to_dict() for f in diagnose(self.record)]
+        except Exception as err:  # a rule that breaks must not lose the record
+            log.warning("tfres: diagnosis failed: %s", err)
+            self.record.notes.append(f"diagnosis failed: {err}")
 
     def _persist(self) -> None:
         try:
@@ -111,12 +178,32 @@ def monitor(
     interval: float = DEFAULT_INTERVAL_SECONDS,
     store: bool | str | os.PathLike[str] = True,
     out: str | os.PathLike[str] | None = None,
+    gpus: bool | Sequence[int] = True,
+    prometheus: str | int | None = None,
+    job: str | None = None,
+    worker: int | None = None,
 ) -> Monitor:
     """Watch the code in a ``with`` block; the record is ``m.record`` afterwards.
 
-    ``store=False`` keeps the record out of the local store; ``out`` also writes it to a file.
+    ``store=False`` keeps the record out of the local store (a path picks another store);
+    ``out`` also writes it to a file. ``gpus`` picks the GPUs (NVML indices; True: all the
+    run can see; on a machine without an NVIDIA driver there are none and the record says
+    why). ``prometheus="9100"`` or ``"0.0.0.0:9100"`` serves the live values for Prometheus
+    while the block runs (127.0.0.1 unless a host is given), labelled ``job``/``worker``.
+    The TensorFlow allocator is read once the block's code has started TensorFlow.
 
         with tfres.monitor(label="exp1") as m:
             model.fit(x, y)
+            m.mark("fit done")
+        print(m.record.samples[-1].process_rss_bytes)
     """
-    return Monitor(label, interval=interval, store=store, out=out)
+    return Monitor(
+        label,
+        interval=interval,
+        store=store,
+        out=out,
+        gpus=gpus,
+        prometheus=prometheus,
+        job=job,
+        worker=worker,
+    )

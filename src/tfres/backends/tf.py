@@ -71,9 +71,22 @@ def tensorflow_installed() -> bool:
         return False
 
 
+def _fully_imported(name: str) -> Any:
+    """The module ``name`` if it is in ``sys.modules`` and done importing, else None.
+
+    A module another thread is still importing is in ``sys.modules`` already, with
+    ``__spec__._initializing`` set; touching it then (or importing its submodules) can
+    deadlock on the import lock, so a half-imported module counts as not imported.
+    """
+    module = sys.modules.get(name)
+    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
+        return None
+    return module
+
+
 def tensorflow_imported() -> bool:
-    """Whether this process has already imported TensorFlow."""
-    return sys.modules.get("tensorflow") is not None
+    """Whether this process has finished importing TensorFlow."""
+    return _fully_imported("tensorflow") is not None
 
 
 def tensorflow_distribution() -> tuple[str, str] | None:
@@ -99,9 +112,10 @@ def runtime_started() -> bool:
     """
     if not tensorflow_imported():
         return False
-    try:
-        from tensorflow.python.eager import context
-    except ImportError:
+    # importing TensorFlow imports its eager context; never import it here (this runs on
+    # the sampler's thread too), only look it up
+    context = _fully_imported("tensorflow.python.eager.context")
+    if context is None:
         return False
     ctx = context.context_safe() if hasattr(context, "context_safe") else context.context()
     if ctx is None:

@@ -32,7 +32,9 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_json_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print JSON for machines instead of tables")
+    parser.add_argument(
+        "--json", action="store_true", help="print JSON for machines instead of tables"
+    )
 
 
 def console(*, stderr: bool = False) -> Console:
@@ -55,7 +57,9 @@ def interval_arg(text: str) -> float:
     try:
         return check_interval(parse_seconds(text))
     except ValueError as err:
-        raise argparse.ArgumentTypeError(f"{err}; e.g. --interval 0.1 or --interval 250ms") from None
+        raise argparse.ArgumentTypeError(
+            f"{err}; e.g. --interval 0.1 or --interval 250ms"
+        ) from None
 
 
 def size_arg(text: str) -> int:

@@ -1,0 +1,260 @@
+"""``tfres.callbacks.ResourceMonitor``: a Keras callback that puts training on the timeline."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import IO, Any
+
+import keras
+
+from tfres.monitor import Monitor
+from tfres.record import Record
+from tfres.sampler import DEFAULT_INTERVAL_SECONDS
+
+__all__ = ["ResourceMonitor"]
+
+#: steps kept at full detail; past that, every other one is dropped and the stride doubles
+DEFAULT_MAX_STEPS = 100_000
+
+
+class ResourceMonitor(keras.callbacks.Callback):
+    """Record CPU/GPU/memory while a model trains, with its epochs and steps on the timeline.
+
+    Each epoch is a phase (``"epoch 1"``, ...) and a mark; each training batch becomes a
+    ``record.steps`` entry ``{"t_seconds", "duration_seconds", "epoch", "step"}`` (a step
+    lasts from its batch's start to the next one's; epoch and step count from 0, as Keras
+    counts them). At each epoch's end the TensorFlow allocator's
+    peak of that epoch goes to ``record.extra["epochs"]`` with the epoch's logs (no peaks
+    where TensorFlow keeps no statistics: the dict is empty).
+
+    - By default the callback samples on its own (a :func:`tfres.monitor` from train begin to
+      train end, saved to the store; ``store``/``out`` as there); ``cb.record`` is the record.
+    - ``monitor=m`` attaches it to a running ``tfres.monitor()`` instead: marks, phases and
+      steps go into ``m.record``, and ``m`` saves it.
+    - ``sample=False`` only times the steps (no sampler thread, no measurable slowdown: see
+      docs/benchmarks/overhead.md); ``cb.record`` still holds steps and epochs, and it is
+      saved like any record unless ``store=False``.
+    - Under ``tfres run``, where ``$TFRES_STEPS_FILE`` is set, steps also go to that file so
+      the parent's record gets them.
+    - Runs of more than ``max_steps`` steps keep every 2nd, then every 4th, ... step, so the
+      record stays bounded; ``record.extra["steps_stride"]`` says how many were skipped.
+
+        cb = tfres.callbacks.ResourceMonitor(label="mnist")
+        model.fit(x, y, epochs=3, callbacks=[cb])
+    """
+
+    def __init__(
+        self,
+        label: str | None = None,
+        *,
+        monitor: Monitor | None = None,
+        sample: bool = True,
+        interval: float = DEFAULT_INTERVAL_SECONDS,
+        store: bool | str | os.PathLike[str] = True,
+        out: str | os.PathLike[str] | None = None,
+        max_steps: int = DEFAULT_MAX_STEPS,
+    ) -> None:
+        super().__init__()
+        if max_steps < 2:
+            raise ValueError(f"max_steps must be at least 2 (got {max_steps!r})")
+        self.label = label
+        self.sample = sample
+        self.interval = interval
+        self._store = store
+        self._out = out
+        self.max_steps = max_steps
+        self._attached = monitor
+        self._monitor: Monitor | None = None
+        self._own_record: Record | None = None
+        self._t0 = 0.0
+        self._epoch = 0
+        self._epoch_start = 0.0
+        self._open_step: tuple[int, float] | None = None
+        self._offset = 0.0
+        self._monotonic_offset = 0.0
+        self._wall_offset = 0.0
+        self._stride = 1
+        self._seen = 0
+        self._epoch_batches = 0
+        self._steps_fh: IO[str] | None = None
+        self._tf_memory: Any = None
+        #: the steps of the training so far (also in the record)
+        self.steps: list[dict[str, Any]] = []
+        #: one dict per epoch: start/end seconds, steps, logs, TensorFlow allocator peaks
+        self.epochs: list[dict[str, Any]] = []
+
+    # -- where things go -------------------------------------------------------------------
+    @property
+    def record(self) -> Record | None:
+        """The record this callback fills (the attached monitor's, or its own)."""
+        if self._attached is not None:
+            return self._attached.record
+        if self._monitor is not None:
+            return self._monitor.record
+        return self._own_record
+
+    def _elapsed(self) -> float:
+        monitor = self._attached or self._monitor
+        if monitor is not None:
+            return monitor.elapsed()
+        return time.perf_counter() - self._t0
+
+    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+        self.steps = []
+        self.epochs = []
+        self._stride, self._seen = 1, 0
+        self._t0 = time.perf_counter()
+        if self._attached is None:
+            if self.sample:
+                self._monitor = Monitor(
+                    self.label, interval=self.interval, store=self._store, out=self._out
+                )
+                self._monitor.__enter__()
+            else:
+                self._own_record = Record(kind="monitor", label=self.label)
+                self._own_record.started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self._open_step = None
+        now = time.perf_counter()
+        # step times are perf_counter readings, put on the timeline and the shared clocks
+        self._offset = self._elapsed() - now
+        self._monotonic_offset = time.monotonic() - now
+        self._wall_offset = time.time() - now
+        from tfres.backends.tf_memory import TfMemoryReader
+
+        self._tf_memory = TfMemoryReader()
+        path = os.environ.get("TFRES_STEPS_FILE")
+        if path and self._attached is None:
+            try:
+                self._steps_fh = open(path, "a", encoding="utf-8")  # noqa: SIM115
+            except OSError:
+                self._steps_fh = None
+
+    # -- epochs ----------------------------------------------------------------------------
+    def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        self._epoch = epoch
+        self._epoch_batches = 0
+        self._tf_memory.reset_peaks()
+        self._epoch_start = self._elapsed()
+        monitor = self._attached or self._monitor
+        if monitor is not None:
+            monitor.mark(f"epoch {epoch + 1}")
+
+    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+        if self._open_step is not None:
+            self._close_step(time.perf_counter())
+        end = self._elapsed()
+        monitor = self._attached or self._monitor
+        if monitor is not None:
+            monitor.add_phase(f"epoch {epoch + 1}", self._epoch_start, end)
+        elif self._own_record is not None:
+            from tfres.timeline import Phase
+
+            self._own_record.phases.append(
+                Phase(f"epoch {epoch + 1}", round(self._epoch_start, 6), round(end, 6))
+            )
+        memory = self._tf_memory.read() or {}
+        self.epochs.append(
+            {
+                "epoch": epoch,
+                "start_seconds": round(self._epoch_start, 6),
+                "end_seconds": round(end, 6),
+                "steps": self._epoch_batches,
+                "tf_peak_bytes": {dev: m["peak_bytes"] for dev, m in memory.items()},
+                "logs": {k: _number(v) for k, v in (logs or {}).items()},
+            }
+        )
+        if self._steps_fh is not None:
+            self._steps_fh.flush()
+
+    # -- steps -----------------------------------------------------------------------------
+    # A step runs from one on_train_batch_begin to the next (the epoch's last one to the
+    # epoch's end). Not overriding on_train_batch_end matters: Keras dispatches batch-end
+    # callbacks on a thread only when none overrides them, and otherwise turns every step's
+    # logs into Python numbers on the training thread, which waits for the device.
+    def on_train_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        now = time.perf_counter()
+        if self._open_step is not None:
+            self._close_step(now)
+        self._open_step = (batch, now)
+
+    def _close_step(self, end: float) -> None:
+        assert self._open_step is not None
+        batch, start = self._open_step
+        self._open_step = None
+        self._seen += 1
+        self._epoch_batches += 1
+        if self._seen % self._stride:
+            return
+        step = {
+            "t_seconds": round(start + self._offset, 6),
+            "duration_seconds": round(end - start, 9),
+            "epoch": self._epoch,
+            "step": batch,
+        }
+        self.steps.append(step)
+        if self._steps_fh is not None:
+            self._write_step(step, start)
+        if len(self.steps) >= self.max_steps:
+            del self.steps[1::2]
+            self._stride *= 2
+
+    def _write_step(self, step: dict[str, Any], start: float) -> None:
+        assert self._steps_fh is not None
+        line = dict(
+            step,
+            t_monotonic=round(start + self._monotonic_offset, 6),
+            t_wall=round(start + self._wall_offset, 6),
+        )
+        try:
+            self._steps_fh.write(json.dumps(line) + "\n")
+        except (OSError, ValueError):
+            self._steps_fh = None
+
+    # -- the end ---------------------------------------------------------------------------
+    def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
+        if self._steps_fh is not None:
+            try:
+                self._steps_fh.close()
+            except OSError:
+                pass
+            self._steps_fh = None
+        record = self.record
+        if record is not None:
+            record.steps.extend(self.steps)
+            record.extra.setdefault("epochs", []).extend(self.epochs)
+            if self._stride > 1:
+                record.extra["steps_stride"] = self._stride
+        if self._monitor is not None:
+            self._monitor.__exit__(None, None, None)
+        elif self._own_record is not None:
+            self._finish_own_record()
+
+    def _finish_own_record(self) -> None:
+        r = self._own_record
+        assert r is not None
+        r.ended_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        r.elapsed_seconds = round(self._elapsed(), 6)
+        r.status = "ok"
+        from tfres.record import save
+
+        try:
+            if self._out is not None:
+                save(r, self._out)
+            if self._store is not False:
+                from tfres.store import Store
+
+                with Store(None if self._store is True else self._store) as s:
+                    s.save(r)
+        except Exception as err:  # a record that cannot be saved must not stop training
+            import logging
+
+            logging.getLogger("tfres").warning("tfres: could not save the steps record: %s", err)
+
+
+def _number(value: Any) -> Any:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return str(value)

@@ -1,0 +1,253 @@
+"""``tfres run [options] -- COMMAND ...``: record a CPU/GPU/memory timeline of any command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from tfres.cli._common import add_store_option, console, interval_arg, positive_int_arg, size_arg
+from tfres.units import format_bytes, format_seconds
+
+DESCRIPTION = """\
+Run COMMAND as a child and record a timeline of its whole process tree (CPU, threads, RSS),
+the host (per-core CPU, memory, swap, disk, network), every GPU it can see (NVML) and, at
+the end, a diagnosis. The record is saved to the local store even when the command fails or
+is interrupted (then it is marked partial). Ctrl-C and SIGTERM reach the command; tfres
+exits with the command's own status (128+N when a signal N ended it). tfres writes only to
+stderr, so the command's stdout stays clean.
+"""
+
+EPILOG = """\
+examples:
+  tfres run -- python train.py
+  tfres run --label exp1 --interval 250ms --out exp1.json -- python train.py --epochs 3
+  tfres run --live -- python train.py                  terminal dashboard while it runs
+  tfres run --gpus 0,1 --prometheus 9100 -- python train.py
+  tfres run --memory-budget 80% --cpu-threads 4 -- python train.py
+  tfres run --job resnet --worker 0 -- python train.py
+then: tfres show 1, tfres export 1 --format csv, tfres report 1
+"""
+
+
+def _gpu_list(text: str) -> list[int]:
+    """argparse type for ``0,1``: NVML indices."""
+    try:
+        values = [int(part) for part in text.split(",") if part.strip() != ""]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected GPU indices like 0,1 (got {text!r})") from None
+    if not values or any(v < 0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected GPU indices like 0,1 (got {text!r})")
+    return values
+
+
+def _worker_arg(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a worker number >= 0 (got {text!r})") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a worker number >= 0 (got {text!r})")
+    return value
+
+
+def _budget_arg(text: str) -> str:
+    """Checked now, turned into bytes once the machine's memory is known."""
+    from tfres.units import parse_size_or_percent
+
+    try:
+        parse_size_or_percent(text, total_bytes=1)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{err}; e.g. --memory-budget 8GiB or 80%") from None
+    return text
+
+
+def _address_arg(text: str) -> str:
+    from tfres.prometheus import parse_address
+
+    try:
+        parse_address(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="record a CPU/GPU/memory timeline of any command",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="tfres run [options] -- COMMAND [ARG ...]",
+    )
+    p.add_argument("--label", default=None, help="a name for this run (shown by tfres runs)")
+    p.add_argument(
+        "--interval",
+        type=interval_arg,
+        default=0.1,
+        metavar="SECONDS",
+        help="time between samples: 0.1, 250ms, 2s (default: 0.1, up to 1 hour)",
+    )
+    p.add_argument("--out", metavar="FILE", default=None, help="also write the record to FILE")
+    p.add_argument(
+        "--gpus",
+        type=_gpu_list,
+        default=None,
+        metavar="0,1",
+        help="GPUs to read, as NVML indices (default: all the command can see)",
+    )
+    p.add_argument("--no-store", action="store_true", help="do not save the record in the store")
+    add_store_option(p)
+    p.add_argument("--live", action="store_true", help="show a live dashboard while it runs")
+    p.add_argument(
+        "--prometheus",
+        type=_address_arg,
+        default=None,
+        metavar="[HOST:]PORT",
+        help="serve live metrics for Prometheus (on 127.0.0.1 unless HOST is given)",
+    )
+    control = p.add_argument_group("control (passed to the command's TensorFlow)")
+    control.add_argument("--gpu-growth", action="store_true", help="allocate GPU memory as needed")
+    control.add_argument(
+        "--gpu-memory-limit", type=size_arg, default=None, metavar="SIZE", help="e.g. 4GiB per GPU"
+    )
+    control.add_argument(
+        "--visible-gpus", type=_gpu_list, default=None, metavar="0,1", help="GPUs TF may use"
+    )
+    control.add_argument(
+        "--cpu-threads", type=positive_int_arg, default=None, metavar="N", help="intra-op threads"
+    )
+    control.add_argument(
+        "--inter-op-threads",
+        type=positive_int_arg,
+        default=None,
+        metavar="N",
+        help="inter-op threads",
+    )
+    control.add_argument(
+        "--memory-budget",
+        type=_budget_arg,
+        default=None,
+        metavar="SIZE|PCT",
+        help="stop the command if its tree's RSS goes above this (8GiB, 80%%)",
+    )
+    job = p.add_argument_group("multi-worker jobs")
+    job.add_argument("--job", default=None, metavar="NAME", help="the job this run is a worker of")
+    job.add_argument("--worker", type=_worker_arg, default=None, metavar="N", help="worker index")
+    p.add_argument("command", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_run)
+
+
+def _control(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
+    wanted = (
+        args.gpu_growth
+        or args.gpu_memory_limit is not None
+        or args.visible_gpus is not None
+        or args.cpu_threads is not None
+        or args.inter_op_threads is not None
+    )
+    if not wanted:
+        return {}, []
+    from tfres.devices import child_environment
+
+    env, description = child_environment(
+        gpu_memory_growth=True if args.gpu_growth else None,
+        gpu_memory_limit_bytes=args.gpu_memory_limit,
+        visible_gpus=args.visible_gpus,
+        intra_op_threads=args.cpu_threads,
+        inter_op_threads=args.inter_op_threads,
+    )
+    return dict(env), list(description)
+
+
+def _watchers(args: argparse.Namespace) -> list[Any]:
+    if args.memory_budget is None:
+        return []
+    from tfres.budget import BudgetWatcher, parse_budget
+
+    return [BudgetWatcher(parse_budget(args.memory_budget))]
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from tfres.watch import CommandNotFoundError, watch
+
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise ValueError("no command given: write it after --, e.g. tfres run -- python train.py")
+    env, description = _control(args)
+    watchers = _watchers(args)
+    control: dict[str, Any] = {}
+    if description:
+        control["devices"] = description
+        control["environment"] = env
+    store: bool | str = False if args.no_store else (args.store or True)
+    try:
+        result = watch(
+            command,
+            label=args.label,
+            interval=args.interval,
+            gpus=args.gpus if args.gpus is not None else True,
+            env=env,
+            watchers=watchers,
+            store=store,
+            out=args.out,
+            live=args.live,
+            prometheus=args.prometheus,
+            job=args.job,
+            worker=args.worker,
+            control=control,
+            on_start=_announce,
+        )
+    except CommandNotFoundError as err:
+        print(f"tfres: error: {err}", file=sys.stderr)
+        return err.exit_status
+    _summary(result)
+    return result.exit_status
+
+
+def _announce(record: Any) -> None:
+    url = record.extra.get("prometheus_url")
+    if url:
+        print(f"tfres: Prometheus metrics at {url}", file=sys.stderr, flush=True)
+
+
+def _summary(result: Any) -> None:
+    """A few lines on stderr: how it ended, what it used, what to look at, where it is."""
+    from rich.table import Table
+
+    record = result.record
+    out = console(stderr=True)
+    samples = record.samples
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    status = record.status
+    if record.signal:
+        status += f" ({record.signal})"
+    elif record.exit_code is not None:
+        status += f" (exit {record.exit_code})"
+    grid.add_row("tfres run", f"{status}, took {format_seconds(record.elapsed_seconds)}")
+    if record.end_reason:
+        grid.add_row("why", record.end_reason)
+    cpu = [s.process_cpu_percent for s in samples if s.process_cpu_percent is not None]
+    rss = [s.process_rss_bytes for s in samples if s.process_rss_bytes is not None]
+    if cpu:
+        grid.add_row("CPU", f"mean {sum(cpu) / len(cpu):.0f}%, max {max(cpu):.0f}% of one core")
+    if rss:
+        grid.add_row("peak RSS", format_bytes(max(rss)))
+    gpu_util = [g.util_percent for s in samples for g in s.gpus if g.util_percent is not None]
+    if gpu_util:
+        grid.add_row("GPU util", f"mean {sum(gpu_util) / len(gpu_util):.0f}%")
+    grid.add_row("samples", f"{len(samples)} every {format_seconds(record.interval_seconds)}")
+    for finding in record.findings[:3]:
+        grid.add_row(str(finding.get("severity", "")), str(finding.get("title", "")))
+    for note in record.notes[:3]:
+        grid.add_row("note", note)
+    if result.store_number is not None:
+        grid.add_row("saved", f"run {result.store_number}: tfres show {result.store_number}")
+    if result.store_error:
+        grid.add_row("not saved", result.store_error)
+    out.print(grid)
