@@ -95,8 +95,10 @@ sys.modules[__name__].__class__ = _Package
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from tfres.fingerprint import Fingerprint, fingerprint
-    from tfres.monitor import Monitor, monitor
-    from tfres.record import Record
-    from tfres.sampler import Sampler
-    from tfres.timeline import Sample
+    from tfres.fingerprint import Fingerprint as Fingerprint
+    from tfres.fingerprint import fingerprint as fingerprint
+    from tfres.monitor import Monitor as Monitor
+    from tfres.monitor import monitor as monitor
+    from tfres.record import Record as Record
+    from tfres.sampler import Sampler as Sampler
+    from tfres.timeline import Sample as Sample

@@ -27,7 +27,8 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
         "--store",
         metavar="PATH",
         default=None,
-        help="the SQLite store to use (default: $TFRES_STORE, else ~/.local/share/tfres/store.sqlite)",
+        help="the SQLite store to use "
+        "(default: $TFRES_STORE, else ~/.local/share/tfres/store.sqlite)",
     )
 
 
