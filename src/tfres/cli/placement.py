@@ -1,0 +1,175 @@
+"""``tfres placement``: time a function on each device and say where it should run."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from tfres.cli._common import add_json_option, console, positive_int_arg, print_json
+
+EPILOG = """\
+examples:
+  tfres placement model.py:predict --args model.py:make_batch
+  tfres placement model.py:predict --args model.py:make_batch --devices CPU:0,GPU:0
+  tfres placement model.py:predict --args model.py:make_batch --logical-cpus 2 --json
+
+FUNCTION is 'path/to/script.py:name' or 'package.module:name'. --args names a function
+that returns the example arguments (a tuple, or one value); without it FUNCTION is called
+with no arguments. Each call is timed in three parts: input transfer to the device,
+compute, output transfer back; warm-up calls are dropped and medians compared.
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "placement",
+        help="time a function on each device and say where it should run",
+        description=(
+            "Time a TensorFlow function on each logical device (CPU, each GPU), with\n"
+            "transfers shown apart from compute; say where it should run and by how much,\n"
+            "and list where TensorFlow placed its ops."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("function", metavar="FUNCTION", help="script.py:function to time")
+    p.add_argument(
+        "--args",
+        metavar="SCRIPT:FN",
+        default=None,
+        help="a function returning the example arguments (e.g. model.py:make_batch)",
+    )
+    p.add_argument(
+        "--devices",
+        metavar="LIST",
+        default=None,
+        help="devices to time, e.g. CPU:0,GPU:0 (default: every logical CPU and GPU)",
+    )
+    p.add_argument(
+        "--logical-cpus",
+        metavar="N",
+        type=positive_int_arg,
+        default=None,
+        help="split the CPU into N logical devices first (to compare CPU:0 and CPU:1)",
+    )
+    p.add_argument(
+        "--repeats",
+        metavar="N",
+        type=positive_int_arg,
+        default=10,
+        help="timed calls per device (default: 10)",
+    )
+    p.add_argument(
+        "--warmup",
+        metavar="N",
+        type=int,
+        default=2,
+        help="untimed calls per device first (default: 2)",
+    )
+    p.add_argument(
+        "--no-placement-log",
+        action="store_true",
+        help="skip reading where TensorFlow placed each op",
+    )
+    add_json_option(p)
+    p.set_defaults(func=cmd_placement)
+
+
+def _example_args(ref: str | None) -> tuple[Any, ...]:
+    from tfres.refs import load_callable
+
+    if ref is None:
+        return ()
+    value = load_callable(ref)()
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def cmd_placement(args: argparse.Namespace) -> int:
+    from tfres.placement import advise_placement
+    from tfres.refs import check_reference, load_callable
+
+    if args.warmup < 0:
+        raise ValueError(f"--warmup must be >= 0 (got {args.warmup})")
+    check_reference(args.function)  # a typo is reported before the 3-second TensorFlow import
+    if args.args is not None:
+        check_reference(args.args)
+    from tfres.backends.tf_placement import ensure_logical_cpus, tensorflow
+
+    tensorflow()  # imported first, its start-up chatter quieted, before the script imports it
+    if args.logical_cpus is not None:
+        # before the script is imported: a script that builds tensors starts the runtime
+        ensure_logical_cpus(args.logical_cpus)
+    fn = load_callable(args.function)
+    example = _example_args(args.args)
+    err = console(stderr=True)
+    with err.status(f"timing {args.function} on each device...", spinner="dots"):
+        advice = advise_placement(
+            fn,
+            *example,
+            devices=args.devices,
+            repeats=args.repeats,
+            warmup=args.warmup,
+            placement_log=not args.no_placement_log,
+        )
+    if args.json:
+        print_json(advice.to_dict())
+        return 0
+    render_advice(advice, console())
+    return 0
+
+
+def _ms(seconds: float | None) -> str:
+    return "n/a" if seconds is None else f"{seconds * 1e3:.3f}"
+
+
+def render_advice(advice: Any, out: Console) -> None:
+    """Print the timings table, the verdict and the op placement table (<= 100 columns)."""
+    table = Table(title="time per call (ms, median)", title_justify="left")
+    for col in ("device", "transfer in", "compute", "transfer out", "total", "min-max"):
+        table.add_column(col, justify="left" if col == "device" else "right")
+    for t in advice.timings:
+        if t.error:
+            table.add_row(t.device, "[red]failed[/red]", "", "", "", "")
+            continue
+        best = " *" if t.device == advice.best_device else ""
+        table.add_row(
+            t.device + best,
+            _ms(t.transfer_in_seconds),
+            _ms(t.compute_seconds),
+            _ms(t.transfer_out_seconds),
+            _ms(t.total_seconds),
+            f"{_ms(t.total_min_seconds)}-{_ms(t.total_max_seconds)}",
+        )
+    out.print(table)
+    style = "bold green" if advice.clear else "bold"
+    out.print(f"[{style}]{advice.verdict}[/{style}]")
+    for note in advice.notes:
+        out.print(f"[dim]note: {note}[/dim]")
+    if not advice.placements:
+        return
+    ops = Table(title="where TensorFlow placed the ops", title_justify="left")
+    for col in ("pinned to", "op type", "ran on", "count", "note"):
+        ops.add_column(col, justify="right" if col == "count" else "left", overflow="fold")
+    for log in advice.placements:
+        if log.error:
+            ops.add_row(log.target, "", "", "", f"no log: {log.error}"[:60])
+            continue
+        for i, op in enumerate(log.ops):
+            note = ""
+            if op.op_type in log.fell_back and op.device.startswith("CPU"):
+                note = "[yellow]fell back to the CPU[/yellow]"
+            elif op.off_target:
+                note = "[yellow]off the pinned device[/yellow]"
+            ops.add_row(log.target if i == 0 else "", op.op_type, op.device, str(op.count), note)
+        if log.copies:
+            ops.add_row("", "(copies)", "", str(log.copies), "tensors sent between devices")
+    out.print(ops)
+    for log in advice.placements:
+        if log.fell_back:
+            out.print(
+                f"[yellow]{log.target}: {', '.join(log.fell_back)} fell back to the CPU; "
+                "each such op costs a copy each way[/yellow]"
+            )

@@ -1,0 +1,70 @@
+"""Functions named on the command line: ``"path/to/script.py:name"`` or ``"pkg.module:name"``.
+
+fn = load_callable("model.py:predict")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["check_reference", "load_callable"]
+
+
+def _split_reference(ref: str) -> tuple[str, str, bool]:
+    """``(where, name, is_script)`` of ``"script.py:name"``/``"module:name"``; checks the form
+    and that a script exists, without importing anything."""
+    from pathlib import Path
+
+    text = str(ref).strip()
+    where, sep, name = text.rpartition(":")
+    if not sep or not where or not name.isidentifier():
+        raise ValueError(
+            f"cannot read {ref!r}; write it like 'train.py:predict' or 'mypkg.model:predict'"
+        )
+    is_script = where.endswith(".py") or "/" in where or Path(where).exists()
+    if is_script and not Path(where).is_file():
+        raise ValueError(f"script {where!r} (from {ref!r}) does not exist")
+    return where, name, is_script
+
+
+def check_reference(ref: str) -> None:
+    """Raise ``ValueError`` now if ``ref`` cannot name a function (before a slow import)."""
+    _split_reference(ref)
+
+
+def load_callable(ref: str) -> Callable[..., Any]:
+    """Load ``"path/to/script.py:function"`` or ``"package.module:function"``.
+
+    Raises ``ValueError`` naming the reference when it cannot be found.
+    """
+    import importlib
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    where, name, is_script = _split_reference(ref)
+    if is_script:
+        path = Path(where)
+        module_name = f"_tfres_user_{abs(hash(str(path.resolve())))}"
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            raise ValueError(f"cannot load {where!r} as a Python script")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        sys.path.insert(0, str(path.resolve().parent))
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            sys.path.remove(str(path.resolve().parent))
+    else:
+        try:
+            module = importlib.import_module(where)
+        except ImportError as err:
+            raise ValueError(f"cannot import module {where!r} (from {ref!r}): {err}") from err
+    obj = getattr(module, name, None)
+    if obj is None:
+        raise ValueError(f"{where!r} has no {name!r} (from {ref!r})")
+    if not callable(obj):
+        raise ValueError(f"{ref!r} is a {type(obj).__name__}, not a function")
+    return obj
