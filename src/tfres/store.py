@@ -74,7 +74,9 @@ class StoredRun:
 
 def _what(record: Record) -> str | None:
     if record.command:
-        return " ".join(record.command)
+        # "python3 train.py --epochs 3", not "/home/me/.venv/bin/python3 ...": the list
+        # shows what ran; the record keeps the full command
+        return " ".join([os.path.basename(record.command[0]), *record.command[1:]])
     if record.workloads:
         names: list[str] = []
         for w in record.workloads:
@@ -156,15 +158,19 @@ class Store:
         )
         try:
             with self._tx() as db:
-                db.execute(
-                    "INSERT INTO runs (id, kind, label, host, created_at, elapsed_seconds, status,"
-                    " what, job, worker, body) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-                    " ON CONFLICT(id) DO UPDATE SET kind=excluded.kind, label=excluded.label,"
-                    " host=excluded.host, elapsed_seconds=excluded.elapsed_seconds,"
-                    " status=excluded.status, what=excluded.what, job=excluded.job,"
-                    " worker=excluded.worker, body=excluded.body",
-                    row,
-                )
+                # update first: an upsert would burn a number of the AUTOINCREMENT sequence
+                # each time a record is saved again, leaving gaps in `tfres runs`
+                updated = db.execute(
+                    "UPDATE runs SET kind=?, label=?, host=?, created_at=?, elapsed_seconds=?,"
+                    " status=?, what=?, job=?, worker=?, body=? WHERE id=?",
+                    (*row[1:], record.id),
+                ).rowcount
+                if not updated:
+                    db.execute(
+                        "INSERT INTO runs (id, kind, label, host, created_at, elapsed_seconds,"
+                        " status, what, job, worker, body) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                        row,
+                    )
                 n = db.execute("SELECT n FROM runs WHERE id = ?", (record.id,)).fetchone()[0]
         except sqlite3.Error as err:
             raise StoreError(

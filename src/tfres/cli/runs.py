@@ -54,24 +54,37 @@ def cmd_runs(args: argparse.Namespace) -> int:
         pad_edge=False,
         padding=(0, 1),
     )
-    for col in ("#", "id", "label", "host", "date (UTC)", "took", "status", "what ran"):
-        # ids and dates stay on one line; names and commands fold
-        table.add_column(
-            col, overflow="fold", no_wrap=col in ("#", "id", "date (UTC)", "took", "status")
-        )
-    for r in runs:
-        table.add_row(
+    rows = [
+        (
             str(r.n),
             r.id,
             escape(r.label or ""),
             escape(r.host or ""),
-            r.created_at.replace("T", " ").rstrip("Z")[5:16],  # MM-DD HH:MM
             format_seconds(r.elapsed_seconds),
             r.status,
-            escape((r.what or "")[:60]),
+            escape(" ".join((r.what or "").split())),
         )
+        for r in runs
+    ]
+    # the id starts with the UTC date and time, so no date column. Numbers, ids and states
+    # stay whole; label (24) and host (12) are cut and
+    # the command gets what is left of the line (`tfres show N` has them all whole)
+    out = console()
+    names = ("#", "id", "label", "host", "took", "status", "what ran")
+    whole = [max([len(name), *(len(row[i]) for row in rows)]) for i, name in enumerate(names)]
+    widths = dict(zip(names, whole))
+    widths["host"] = min(widths["host"], 12)
+    # each column costs 2 of padding and 1 of separator; the outer edges drop 2 of that
+    free = out.width - (3 * len(names) - 1)
+    free -= sum(w for name, w in widths.items() if name not in ("label", "what ran"))
+    widths["label"] = min(widths["label"], 24, max(5, free - 20))
+    widths["what ran"] = max(12, free - widths["label"])
+    for name in names:
+        table.add_column(name, no_wrap=True, overflow="ellipsis", width=widths[name])
+    for row in rows:
+        table.add_row(*row)
     empty = "no runs yet: try `tfres bench --quick` or `tfres run -- CMD`"
-    console().print(table if runs else empty)
+    out.print(table if runs else empty)
     return 0
 
 
