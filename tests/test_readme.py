@@ -33,7 +33,8 @@ TRAIN_PY = textwrap.dedent(
 
     def make_data():
         rng = np.random.default_rng(0)
-        return rng.normal(size=(256, 8)).astype("float32"), rng.normal(size=(256, 1)).astype("float32")
+        x = rng.normal(size=(256, 8)).astype("float32")
+        return x, rng.normal(size=(256, 1)).astype("float32")
 
     if __name__ == "__main__":
         data = [np.random.default_rng(1).normal(size=2**20) for _ in range(8)]  # ~64 MiB

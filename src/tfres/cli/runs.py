@@ -72,7 +72,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     out = console()
     names = ("#", "id", "label", "host", "took", "status", "what ran")
     whole = [max([len(name), *(len(row[i]) for row in rows)]) for i, name in enumerate(names)]
-    widths = dict(zip(names, whole))
+    widths = dict(zip(names, whole, strict=True))
     widths["host"] = min(widths["host"], 12)
     # each column costs 2 of padding and 1 of separator; the outer edges drop 2 of that
     free = out.width - (3 * len(names) - 1)
