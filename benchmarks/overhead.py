@@ -55,6 +55,11 @@ def sampler_cost(seconds: float) -> dict[str, float]:
         "thread_percent_of_core": 100.0 * s.cpu_seconds / wall,
         "process_percent_of_core": 100.0 * process / wall,
         "per_sample_ms": 1000.0 * s.cpu_seconds / max(1, s.count),
+        # the scans of the other processes' CPU (start, every 3 s, stop; in the thread CPU)
+        "others_scans": s.others.scans if s.others else 0,
+        "others_scan_ms": 1000.0 * s.others.cost_seconds / max(1, s.others.scans)
+        if s.others
+        else 0.0,
     }
 
 
@@ -195,12 +200,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"## tfres overhead ({'quick' if quick else 'full'} run)\n")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, tensorflow {tf.__version__}\n")
     print("### a. the sampler's own CPU at 10 Hz\n")
-    print("| run | samples | sampler thread CPU | % of one core | per sample | process CPU |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| run | samples | sampler thread CPU | % of one core | per sample | process CPU "
+        "| other-process scans |"
+    )
+    print("|---|---|---|---|---|---|---|")
     print(
         f"| {cost['wall_seconds']:.1f} s | {cost['samples']} | "
         f"{cost['thread_cpu_seconds']:.3f} s | **{cost['thread_percent_of_core']:.2f}%** | "
-        f"{cost['per_sample_ms']:.2f} ms | {cost['process_percent_of_core']:.2f}% |"
+        f"{cost['per_sample_ms']:.2f} ms | {cost['process_percent_of_core']:.2f}% "
+        f"| {cost['others_scans']} x {cost['others_scan_ms']:.2f} ms |"
     )
     print("\n### b-d. Keras model.fit throughput, A/B interleaved\n")
     print(

@@ -258,24 +258,43 @@ def test_budget_options_give_tf_data_half_the_budget() -> None:
         budget_options("1GiB", fraction=0)
 
 
-def _record(rss_mib: list[tuple[float, int]], **control: object) -> Record:
+def _record(rss_mib: list[tuple[float, int]], budget_mib: int = 1000, **control: object) -> Record:
     record = Record(kind="run")
     record.samples = [Sample(t_seconds=t, process_rss_bytes=m * MiB) for t, m in rss_mib]
-    record.control["budget"] = {"budget_bytes": 1000 * MiB, "soft_ratio": 0.9, **control}
+    record.control["budget"] = {"budget_bytes": budget_mib * MiB, "soft_ratio": 0.9, **control}
     return record
 
 
+def _loading(rss_mib: list[tuple[float, int]], budget_mib: int) -> list:
+    """The data-loaded-whole findings diagnose() gives a run under a budget, first step at 2 s."""
+    from tfres.diagnose import diagnose
+
+    record = _record(rss_mib, budget_mib)
+    record.steps = [{"t_seconds": 2.0, "duration_seconds": 0.1, "epoch": 0, "step": 0}]
+    return [f for f in diagnose(record) if "loaded whole" in f.title]
+
+
 def test_findings_suggest_streaming_when_arrays_arrive_whole() -> None:
-    burst = _record([(0, 100), (0.5, 120), (1.0, 520), (1.5, 530), (2, 540), (8, 560)])
-    burst.steps = [{"t_seconds": 2.0, "duration_seconds": 0.1, "epoch": 0, "step": 0}]
-    found = budget_findings(burst)
-    assert [f.rule for f in found] == ["budget_load"]
-    assert "tf.data" in found[0].fix and "44% of the memory budget" in found[0].title
-    # TensorFlow's import: as much memory, spread over seconds: not data loaded whole
-    ramp = _record([(t / 2, 100 + 40 * t) for t in range(11)])
-    ramp.steps = [{"t_seconds": 5.0, "duration_seconds": 0.1, "epoch": 0, "step": 0}]
-    assert budget_findings(ramp) == []
+    burst = [(0, 100), (0.5, 120), (1.0, 1620), (1.5, 1630), (2, 1640), (8, 1660)]
+    (found,) = _loading(burst, budget_mib=4000)
+    assert found.rule == "streaming" and found.severity == "warning"
+    assert "38% of the memory budget" in found.title
+    assert "tf.data" in found.fix and "apply_budget(dataset, '3.9GiB')" in found.fix
+    # nothing under a budget the jump is small against (1.5 GiB of 16 GiB)
+    assert _loading(burst, budget_mib=16000) == []
+    assert budget_findings(_record(burst)) == []  # the budget's own rules leave it to streaming
     assert budget_findings(Record(kind="run")) == []
+
+
+def test_a_tensorflow_sized_start_is_not_data_loaded_whole() -> None:
+    # `tfres run` of a TF script under a 1.5 GiB budget: a bare interpreter (10 MiB), then
+    # importing TensorFlow and building a model: +560 MiB, 36% of the budget, in 1.5 s
+    start = [(0, 10), (0.5, 140), (1.0, 430), (1.5, 570), (2, 575), (8, 580)]
+    assert _loading(start, budget_mib=1536) == []
+    # the same start followed by 1.2 GiB of arrays before the first step is data
+    loaded = [*start[:4], (1.8, 570 + 1230), (2, 1810), (8, 1820)]
+    (found,) = _loading(loaded, budget_mib=1536 * 2)
+    assert "RSS rose from 10.0 MiB" in found.evidence
 
 
 def test_findings_report_the_soft_threshold_unless_the_budget_stopped_it() -> None:

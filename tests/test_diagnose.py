@@ -369,8 +369,9 @@ def test_streaming_suggested_when_data_is_loaded_whole() -> None:
     r.steps = S.steps(n=40, duration=0.1, t0=0.8)
     (f,) = [f for f in diagnose(r) if f.rule == "streaming"]
     assert f.severity == "info" and "tf.data" in f.fix
-    r.control["budget"] = {"budget_bytes": 6 * S.GiB}  # the budget's own rule takes over
-    assert "streaming" not in rules_of(diagnose(r))
+    r.control["budget"] = {"budget_bytes": 6 * S.GiB}  # measured against the budget then
+    (f,) = [f for f in diagnose(r) if f.rule == "streaming"]
+    assert f.severity == "warning" and "50% of the memory budget" in f.title
     r = S.record(
         fp=S.fingerprint(ram_bytes=limit),
         samples_=S.samples(rss=[300 * MiB] * 5 + [800 * MiB] * 45),
@@ -574,6 +575,31 @@ def test_streaming_ignores_a_tensorflow_sized_jump_under_a_small_limit() -> None
     r = S.record(fp=S.fingerprint(cgroup_limit=2 * S.GiB), samples_=S.samples(rss=rss))
     r.steps = S.steps(n=40, duration=0.1, t0=0.8)
     assert "streaming" not in rules_of(diagnose(r))
+
+
+def test_streaming_leaves_out_what_the_gpu_runtime_took_when_it_started() -> None:
+    # a bare interpreter, TF imported (+0.8 GiB), then the CUDA context (+1.5 GiB host RSS,
+    # the first sample with GPU memory held by the run): the runtime, not data
+    def run(rss: list[int]) -> list[Finding]:
+        held = [None] * 8 + [300 * MiB] * 42
+        gpus = [[GpuSample(0, process_memory_used_bytes=m)] for m in held]
+        r = S.record(fp=S.fingerprint(ram_bytes=8 * S.GiB), samples_=S.samples(rss=rss, gpus=gpus))
+        r.steps = S.steps(n=30, duration=0.1, t0=1.5)
+        return [f for f in diagnose(r) if f.rule == "streaming"]
+
+    gpu_start = [10 * MiB] * 2 + [int(0.8 * S.GiB)] * 6 + [int(2.3 * S.GiB)] * 42
+    assert run(gpu_start) == []
+    with_data = [10 * MiB] * 2 + [int(3.8 * S.GiB)] * 6 + [int(5.3 * S.GiB)] * 42  # +3 GiB
+    (f,) = run(with_data)
+    assert "3.8 GiB" in f.title and "not counting the 1.5 GiB" in f.evidence
+
+
+def test_background_load_names_processes_measured_over_the_run_first() -> None:
+    fp = S.fingerprint(top_cpu=[{"pid": 42, "name": "yes", "cpu_percent": 99.0}])
+    r = S.record(fp=fp, samples_=S.samples(process_cpu=100, other_cores=1.0))
+    r.extra["top_processes"] = [{"pid": 77, "name": "ffmpeg", "cpu_percent": 97.5}]
+    (f,) = [f for f in diagnose(r) if f.rule == "background_load"]
+    assert "ffmpeg (pid 77, 98%)" in f.evidence and "yes" not in f.evidence
 
 
 def test_memory_growth_that_reached_the_limit_says_so() -> None:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import time
 
+import psutil
 import pytest
 
 import tfres
@@ -95,3 +99,37 @@ def test_tensorflow_allocator_is_read_once_the_program_started_it(tf):
     cpu = with_tf[-1].tf_memory["CPU:0"]
     assert cpu["peak_bytes"] >= 4 * 2**20
     assert set(cpu) == {"current_bytes", "peak_bytes"}
+
+
+def _detached_hog(python: str) -> int:
+    """A busy-looping process that is not our descendant (its parent exits at once)."""
+    code = (
+        "import subprocess, sys; "
+        "p = subprocess.Popen([sys.executable, '-c', 'while True: pass'], "
+        "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print(p.pid)"
+    )
+    out = subprocess.run(
+        [python, "-c", code], capture_output=True, text=True, check=True, timeout=30
+    )
+    return int(out.stdout)
+
+
+def test_busy_processes_outside_the_run_are_named_over_the_whole_run(python):
+    hog = _detached_hog(python)
+    try:
+        hog_proc = psutil.Process(hog)
+        deadline = time.monotonic() + 5.0
+        while sum(hog_proc.cpu_times()[:2]) < 0.1 and time.monotonic() < deadline:
+            time.sleep(0.05)  # it runs before the block starts
+        with tfres.monitor(interval=0.1, store=False) as m:
+            time.sleep(1.5)
+        top = m.record.extra["top_processes"]
+        found = [p for p in top if p["pid"] == hog]
+        assert found and found[0]["cpu_percent"] > 50, top
+        assert os.getpid() not in [p["pid"] for p in top]
+        assert [p["cpu_percent"] for p in top] == sorted(
+            (p["cpu_percent"] for p in top), reverse=True
+        )
+        assert "scans" in m.record.extra["top_processes_source"]
+    finally:
+        os.kill(hog, signal.SIGKILL)

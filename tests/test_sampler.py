@@ -12,6 +12,7 @@ import time
 import pytest
 
 from fakes import FakeClock, FakeGpu
+from tfres.backends.others import ProcessCpu
 from tfres.backends.proc import HostReader, HostReading, ProcessTree, TreeReading, usable_cpu_cores
 from tfres.sampler import Sampler, check_interval
 from tfres.timeline import GpuSample
@@ -360,3 +361,37 @@ def test_host_figures_from_proc_match_psutil():
     assert len(ours) == len(theirs)
     for (busy, total), (p_busy, p_total) in zip(ours, theirs, strict=True):
         assert busy / total == pytest.approx(p_busy / p_total, abs=0.01)
+
+
+def test_other_processes_are_scanned_at_start_and_stop_without_the_tree():
+    cpu = {"calls": 0}
+
+    def listing():
+        cpu["calls"] += 1
+        n = cpu["calls"]
+        return [
+            ProcessCpu(4242, 1, "watched", 5.0 * n, 0.0),  # the tree (ScriptedTree's pid)
+            ProcessCpu(4243, 4242, "its-child", 5.0 * n, 0.0),
+            ProcessCpu(31337, 1, "indexer", 0.1 * n, 0.0),
+        ]
+
+    s = Sampler(
+        0.02,
+        host_reader=ScriptedHost(),
+        tree_reader=ScriptedTree(),
+        gpus=False,
+        tf_memory=False,
+        cpu_cores=(1.0, "test"),
+        others_reader=listing,
+    )
+    assert s.top_processes() is None  # before any scan
+    with s:
+        time.sleep(0.1)
+    assert cpu["calls"] == 2  # start and stop; the next one is due after 3 s
+    (top,) = s.top_processes() or []
+    assert top["pid"] == 31337 and top["name"] == "indexer" and top["cpu_percent"] > 0
+    assert s.others is not None and "2 scans" in (s.others.source() or "")
+    off = Sampler(0.02, tree_reader=ScriptedTree(), gpus=False, tf_memory=False, others=False)
+    with off:
+        pass
+    assert off.top_processes() is None and off.others is None

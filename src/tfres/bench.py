@@ -253,6 +253,10 @@ def _finish(
     extra = getattr(sampler, "extra", None)
     if extra:
         record.extra.setdefault("sampler", dict(extra))
+    top_processes = getattr(sampler, "top_processes", None)
+    top = top_processes() if callable(top_processes) else None
+    if top is not None:  # the busiest other processes over the run, for background_load
+        record.extra["top_processes"] = top
     try:
         from tfres.diagnose import diagnose
 

@@ -27,9 +27,6 @@ __all__ = [
     "BudgetWatcher",
     "budget_findings",
     "HARD_HEADROOM",
-    "LOAD_JUMP_SHARE",
-    "LOAD_JUMP_MIN_BYTES",
-    "LOAD_BURST_SECONDS",
 ]
 
 log = logging.getLogger("tfres")
@@ -175,81 +172,28 @@ class BudgetWatcher:
 
 
 # -- diagnosis --------------------------------------------------------------------------
-#: RSS rising before training by at least this share of the budget (and LOAD_JUMP_MIN_BYTES),
-#: half of it within LOAD_BURST_SECONDS: arrays read whole (np.load, read_csv) arrive in a
-#: burst at disk speed, while importing TensorFlow (~0.4 GB) spreads over seconds
-LOAD_JUMP_SHARE = 0.25
-LOAD_JUMP_MIN_BYTES = 256 * 2**20
-LOAD_BURST_SECONDS = 1.0
 
 
 def budget_findings(record: Record) -> list[Any]:
     """Findings of a run under a memory budget (``record.control["budget"]``).
 
-    - ``budget_load``: before the first step (or in the first quarter of the run) RSS rose
-      by >= 25% of the budget and >= 256 MiB, half of it within a second: arrays loaded
-      whole; suggests streaming with tf.data or generators.
     - ``budget_reached``: the soft threshold was crossed but the budget did not stop the run
       (a run it stopped is :func:`tfres.rules.memory.out_of_memory`'s finding).
 
-    A record with no budget gives no findings. :mod:`tfres.rules` runs this with the others.
+    Data loaded whole before training is :func:`tfres.rules.memory.streaming`'s finding,
+    which measures it against the budget when one is set. A record with no budget gives no
+    findings. :mod:`tfres.rules` runs this with the others.
     """
     budget = (record.control or {}).get("budget")
     if not isinstance(budget, dict) or not isinstance(budget.get("budget_bytes"), int):
         return []
     limit = int(budget["budget_bytes"])
-    rss = [(s.t_seconds, s.process_rss_bytes) for s in record.samples if s.process_rss_bytes]
     found: list[Any] = []
-    if len(rss) >= 3:
-        start = _first_step_seconds(record)
-        if start is None:
-            start = rss[0][0] + (rss[-1][0] - rss[0][0]) / 4
-        before = [(t, b) for t, b in rss if t <= start] or rss[:2]
-        t_top, top = max(before, key=lambda tb: tb[1])
-        jump = top - rss[0][1]
-        burst = _largest_rise(before, LOAD_BURST_SECONDS)
-        if jump >= max(LOAD_JUMP_SHARE * limit, LOAD_JUMP_MIN_BYTES) and burst >= jump / 2:
-            found.append(_load_finding(rss[0], (t_top, top), jump, burst, limit))
     at = budget.get("triggered_at_seconds")
     if budget.get("exceeded") and at is not None and not budget.get("reason"):
         # a run the budget stopped is the out_of_memory rule's "Stopped by the memory budget"
         found.append(_reached_finding(budget, limit, float(at)))
     return found
-
-
-def _largest_rise(points: list[tuple[float, int]], window: float) -> int:
-    """The largest RSS rise between two readings at most ``window`` seconds apart."""
-    best = 0
-    for i, (t0, b0) in enumerate(points):
-        for t1, b1 in points[i + 1 :]:
-            if t1 - t0 > window:
-                break
-            best = max(best, b1 - b0)
-    return best
-
-
-def _load_finding(
-    first: tuple[float, int], top: tuple[float, int], jump: int, burst: int, limit: int
-) -> Any:
-    from tfres.diagnose import Finding
-
-    return Finding(
-        rule="budget_load",
-        severity="warning",
-        title=f"Data loaded whole: {jump * 100 // limit}% of the memory budget before training",
-        evidence=(
-            f"RSS rose from {format_bytes(first[1])} to {format_bytes(top[1])} by "
-            f"t={top[0]:.1f} s, before training started ({format_bytes(burst)} of it within "
-            f"{LOAD_BURST_SECONDS:g} s): {format_bytes(jump)} of the {format_bytes(limit)} budget"
-        ),
-        cause="the data set is read into memory whole (NumPy arrays, a DataFrame) while the "
-        "model needs one batch at a time",
-        fix="stream it: tf.data.Dataset.from_generator(read_chunks, output_signature=...) or "
-        "tf.data.TFRecordDataset(files).batch(64).prefetch(tf.data.AUTOTUNE); "
-        "np.load(path, mmap_mode='r'); and give tf.data the budget: "
-        "tfres.budget.apply_budget(dataset, '2GiB')",
-        span=(first[0], top[0]),
-    )
 
 
 def _reached_finding(budget: dict[str, Any], limit: int, at: float) -> Any:
@@ -273,13 +217,3 @@ def _reached_finding(budget: dict[str, Any], limit: int, at: float) -> Any:
         span=(at, at),
         impact=0.5,
     )
-
-
-def _first_step_seconds(record: Record) -> float | None:
-    steps = [s.get("t_seconds") for s in record.steps if isinstance(s, dict)]
-    times = [float(t) for t in steps if isinstance(t, (int, float))]
-    if times:
-        return min(times)
-    if record.phases:
-        return min(p.start_seconds for p in record.phases)
-    return None

@@ -31,7 +31,10 @@ def _utc(ts: float) -> str:
 
 
 def finish_record(record: Record, sampler: Sampler) -> None:
-    """Copy what ``sampler`` gathered (timeline, marks, phases, notes, facts) into ``record``."""
+    """Copy what ``sampler`` gathered (timeline, marks, phases, notes, facts) into ``record``.
+
+    ``record.extra["top_processes"]`` gets the busiest other processes over the run.
+    """
     record.elapsed_seconds = round(sampler.elapsed(), 6)
     record.samples = sampler.samples
     record.aggregates = sampler.aggregates
@@ -41,6 +44,11 @@ def finish_record(record: Record, sampler: Sampler) -> None:
     record.extra.update(sampler.extra)
     record.extra["timeline"] = sampler.storage()
     record.extra["sampler_cpu_seconds"] = round(sampler.cpu_seconds, 6)
+    top = sampler.top_processes()
+    if top is not None and sampler.others is not None:
+        # read by the background_load rule (the fingerprint's list is a 0.2 s snapshot)
+        record.extra["top_processes"] = top
+        record.extra["top_processes_source"] = sampler.others.source()
 
 
 class Monitor:

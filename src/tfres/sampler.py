@@ -18,10 +18,11 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from tfres.backends.others import OtherProcesses, ProcessCpu, read_processes
 from tfres.backends.proc import HostReader, HostReading, ProcessTree, TreeReading, usable_cpu_cores
 from tfres.gpu_poll import GpuPoller
 from tfres.retention import (
@@ -67,6 +68,10 @@ class Sampler:
       often where reading them is slow (at most 0.1% of a core). The samples in between
       have ``process_uss_bytes = None``.
     - ``window_seconds``/``bucket_seconds``/``max_buckets``: the storage bound.
+    - ``others``: also scan the other processes' CPU (at start, every 3 s or further apart
+      when slow, at stop; :class:`tfres.backends.others.OtherProcesses`), so that
+      :meth:`top_processes` names the busiest processes outside the tree over the whole
+      run. ``others_reader`` replaces the process listing (tests).
 
     ``process_cpu_share_percent`` is relative to the cores the tree may use: the cgroup CPU
     quota if one applies, else the CPU affinity; ``extra["cpu_share_of"]`` names which.
@@ -91,6 +96,8 @@ class Sampler:
         window_seconds: float = DEFAULT_WINDOW_SECONDS,
         bucket_seconds: float = DEFAULT_BUCKET_SECONDS,
         max_buckets: int = DEFAULT_MAX_BUCKETS,
+        others: bool = True,
+        others_reader: Callable[[], Iterable[ProcessCpu]] | None = None,
     ) -> None:
         self.interval = check_interval(interval)
         self.pid = os.getpid() if pid is None else int(pid)
@@ -112,6 +119,12 @@ class Sampler:
 
             tf_reader = TfMemoryReader().read
         self._read_tf = tf_reader if tf_memory else None
+        #: the scan of the other processes' CPU (None with ``others=False``)
+        self.others: OtherProcesses | None = None
+        if others:
+            self.others = OtherProcesses(clock=clock, reader=others_reader or read_processes)
+        #: every pid seen in the watched tree (left out of the other processes)
+        self._tree_pids: set[int] = {self.pid}
         self._gpus_wanted = gpus
         self._gpu_reader = gpu_reader
         self._gpu: GpuPoller | None = None
@@ -163,6 +176,7 @@ class Sampler:
             raise RuntimeError("this Sampler was already started; make a new one")
         self._prepare()
         self.sample_once()  # the first sample: t_seconds == 0
+        self._scan_others()
         self._thread = threading.Thread(target=self._loop, name="tfres-sampler", daemon=True)
         self._thread.start()
         return self
@@ -177,6 +191,7 @@ class Sampler:
             self.sample_once()
         except Exception as err:
             log.warning("tfres sampler: last reading failed: %s", err)
+        self._scan_others()
         if self._gpu is not None:
             self._gpu.close()
 
@@ -199,11 +214,40 @@ class Sampler:
             except Exception as err:  # a sampler must never kill the run it watches
                 log.warning("tfres sampler: reading failed: %s", err)
                 self.note(f"a reading failed and was skipped: {err}")
+            if self.others is not None and self.others.due():
+                self._scan_others()
             self.cpu_seconds += time.thread_time() - started
             deadline += self.interval
             now = self._clock()
             if deadline < now:  # fell behind (a suspended machine?): skip the missed beats
                 deadline = now + self.interval
+
+    def _scan_others(self) -> None:
+        if self.others is None:
+            return
+        try:
+            with self._lock:
+                tree = set(self._tree_pids)
+            self.others.scan(exclude=tree)
+        except Exception as err:  # a listing that fails costs only the names
+            log.debug("tfres sampler: scanning the other processes failed: %s", err)
+
+    def top_processes(self, n: int = 5) -> list[dict[str, Any]] | None:
+        """The busiest processes outside the watched tree over the run, busiest first.
+
+        ``[{"pid", "name", "cpu_percent"}]`` (100 = one core, averaged from the first scan
+        to the last); None when the sampler was made with ``others=False`` or has not been
+        started and stopped (it needs two scans). tfres's own process is left out.
+
+            with Sampler(0.1) as s:
+                train()
+            s.top_processes()  # [{"pid": 812, "name": "chrome", "cpu_percent": 93.0}]
+        """
+        if self.others is None:
+            return None
+        with self._lock:
+            tree = set(self._tree_pids)
+        return self.others.top(n, exclude=tree)
 
     # -- readings ------------------------------------------------------------------------
     @property
@@ -237,6 +281,7 @@ class Sampler:
                 log.debug("TensorFlow allocator reading failed: %s", err)
         sample = self._make_sample(now, t, host, tree, gpus, tf_memory)
         with self._lock:
+            self._tree_pids.update(tree.pids)
             self._timeline.add(sample)
             self.count += 1
         for fn in self._listeners:

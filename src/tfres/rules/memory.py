@@ -26,6 +26,8 @@ __all__ = [
     "GROWTH_MIN_R2",
     "STREAMING_MIN_SHARE",
     "STREAMING_MIN_BYTES",
+    "RUNTIME_SETTLE_SECONDS",
+    "runtime_up_seconds",
     "OOM_EXIT_CODES",
 ]
 
@@ -41,11 +43,15 @@ SWAP_GROWTH_MIN_BYTES = 64 * 2**20
 #: an unbounded cache/shuffle buffer, not the usual warm-up plateau.
 GROWTH_MIN_SHARE = 0.20
 GROWTH_MIN_R2 = 0.80
-#: RSS jumps by >= 20% of the limit (and >= 1 GiB) before the first step and stays flat:
-#: the data set was loaded whole (np.load, pandas.read_csv) rather than streamed. 1 GiB is
-#: above what importing TensorFlow and building a model take (0.4-0.7 GiB on CPU).
+#: RSS jumps by >= 20% of the limit (a memory budget included) and >= 1 GiB before the first
+#: step and stays flat: the data set was loaded whole (np.load, pandas.read_csv) rather than
+#: streamed. 1 GiB is above what importing TensorFlow and building a model take (0.4-0.7 GiB
+#: on CPU; a `tfres run` child starts from a bare interpreter, ~10 MiB).
 STREAMING_MIN_SHARE = 0.20
 STREAMING_MIN_BYTES = 2**30
+#: The RSS a TensorFlow runtime adds while it starts (a CUDA context maps GiBs of libraries)
+#: is not data: the rise from the reading before it is up until this long after is left out.
+RUNTIME_SETTLE_SECONDS = 2.0
 #: 137 = 128 + SIGKILL, what a shell reports for a process the OOM killer ended; -9 is how
 #: Python's subprocess reports the same signal.
 OOM_EXIT_CODES = (137, -9)
@@ -246,43 +252,95 @@ def memory_growth(facts: RunFacts) -> Iterator[Finding]:
     )
 
 
+def runtime_up_seconds(facts: RunFacts) -> float | None:
+    """When the watched program's TensorFlow runtime was up, where the samples show it.
+
+    The first sample with TensorFlow allocator readings (an in-process run) or with GPU
+    memory held by the watched processes (its CUDA context); None when none shows it (a
+    ``tfres run`` child on the CPU, or NVML unable to match the processes).
+    """
+    for s in facts.record.samples:
+        if s.tf_memory or any((g.process_memory_used_bytes or 0) > 0 for g in s.gpus):
+            return s.t_seconds
+    return None
+
+
+def _startup_bytes(rss: list[tuple[float, int]], up: float | None, end: float) -> int:
+    """RSS the runtime's start added: from the reading before ``up`` to the highest within
+    RUNTIME_SETTLE_SECONDS (0 when it was up from the first reading)."""
+    if up is None:
+        return 0
+    prior = [b for t, b in rss if t < up]
+    if not prior:
+        return 0
+    settle = [b for t, b in rss if up <= t <= min(up + RUNTIME_SETTLE_SECONDS, end)]
+    return max(0, max(settle, default=prior[-1]) - prior[-1])
+
+
 def streaming(facts: RunFacts) -> Iterator[Finding]:
     """A large RSS jump before training starts that then stays flat: data loaded whole.
 
-    Runs under a memory budget are left to the budget's own finding (tfres.budget).
+    "Before training" is before the first step (or phase); with neither, the first quarter
+    of the run. The jump leaves out what the TensorFlow runtime's own start took where the
+    samples show when it was up (:func:`runtime_up_seconds`), and must reach 1 GiB, above
+    what importing TensorFlow and building a model take. Under a memory budget (the
+    lowest limit) the finding is a warning and measures the jump against the budget.
     """
-    if isinstance((facts.record.control or {}).get("budget"), dict) or facts.memory_limit is None:
+    if facts.memory_limit is None:
         return
+    r = facts.record
     rss = _rss(facts)
     if len(rss) < 4 or facts.window is None:
         return
-    start = facts.window[0]
-    before = [(t, b) for t, b in rss if t <= start] or rss[: max(2, len(rss) // 4)]
+    if r.steps or r.phases:
+        start = facts.window[0]
+    else:  # no step timing: the first quarter of the run is the set-up
+        start = rss[0][0] + (rss[-1][0] - rss[0][0]) / 4
+    before = [(t, b) for t, b in rss if t <= start]
+    if len(before) < 2:
+        before = rss[: max(2, len(rss) // 4)]
     after = [b for t, b in rss if t > before[-1][0]]
-    jump = max(b for _, b in before) - rss[0][1]
+    t_top, top = max(before, key=lambda tb: tb[1])
+    up = runtime_up_seconds(facts)
+    startup = _startup_bytes(rss, up, before[-1][0])
+    jump = top - rss[0][1] - startup
     limit, what = facts.memory_limit
     if jump < max(STREAMING_MIN_BYTES, STREAMING_MIN_SHARE * limit) or not after:
         return
     if max(after) - before[-1][1] > 0.5 * jump:  # still growing: memory_growth's case
         return
+    budget = what == "memory budget"
+    evidence = (
+        f"RSS rose from {size(rss[0][1])} to {size(top)} by t={t_top:.1f} s, before training "
+        f"started, and stayed flat afterwards: {size(jump)}, {pct(jump / limit)} of the {what}"
+    )
+    if startup and up is not None:
+        evidence += (
+            f" (not counting the {size(startup)} the TensorFlow runtime took when it started "
+            f"at t={up:.1f} s)"
+        )
+    fix = (
+        "stream it: tf.data.Dataset.from_generator(read_chunks, output_signature=...) or "
+        "tf.data.TFRecordDataset(files).map(parse).batch(64).prefetch(tf.data.AUTOTUNE); "
+        "np.load(path, mmap_mode='r') keeps a .npy file on disk"
+    )
+    if budget:
+        fix += (
+            "; and give tf.data the budget: "
+            f"tfres.budget.apply_budget(dataset, '{size(limit).replace(' ', '')}')"
+        )
     yield Finding(
         rule="streaming",
-        severity="info",
-        title=f"Data loaded whole: RSS jumped {size(jump)} before training",
-        evidence=(
-            f"RSS rose from {size(rss[0][1])} to {size(rss[0][1] + jump)} by t={before[-1][0]:.1f} "
-            "s "
-            f"({pct(jump / limit)} of the {what}) and stayed flat afterwards"
-        ),
+        severity="warning" if budget else "info",
+        title=f"Data loaded whole: {pct(jump / limit)} of the memory budget before training"
+        if budget
+        else f"Data loaded whole: RSS jumped {size(jump)} before training",
+        evidence=evidence,
         cause=(
             "the whole data set sits in memory (NumPy arrays, a DataFrame) while the model sees "
             "one batch at a time"
         ),
-        fix=(
-            "stream it: tf.data.Dataset.from_generator(read_chunks, output_signature=...) or "
-            "tf.data.TFRecordDataset(files).map(parse).batch(64).prefetch(tf.data.AUTOTUNE); "
-            "np.load(path, mmap_mode='r') keeps a .npy file on disk"
-        ),
-        span=(rss[0][0], before[-1][0]),
+        fix=fix,
+        span=(rss[0][0], t_top),
         impact=jump / limit,
     )
