@@ -8,18 +8,16 @@ synchronisation, and reports the first two as the step (see :mod:`tfres.jobs`).
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
+
+from tfres.steps import StepsFile
 
 __all__ = ["WorkerStepTimer"]
-
-log = logging.getLogger("tfres")
 
 
 class _Step:
@@ -65,12 +63,8 @@ class WorkerStepTimer:
         steps_file: str | os.PathLike[str] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        from tfres.steps import STEPS_FILE_ENV
-
         self._clock = clock
-        path = steps_file if steps_file is not None else os.environ.get(STEPS_FILE_ENV) or None
-        self.steps_file: Path | None = Path(path) if path else None
-        self._fh: IO[str] | None = None
+        self._file = StepsFile(steps_file)
         self._t0 = clock()
         self._next = 0
         #: every step so far, as ``record.steps`` entries (``t_seconds`` from the timer's start)
@@ -98,26 +92,13 @@ class WorkerStepTimer:
             self._write(entry, s.start)
 
     def _write(self, entry: dict[str, Any], start: float) -> None:
-        if self.steps_file is None:
-            return
-        line = dict(
-            entry,
-            t_monotonic=round(start, 6),
-            t_wall=round(time.time() - (self._clock() - start), 6),
-        )
-        try:
-            if self._fh is None:
-                self._fh = open(self.steps_file, "a", encoding="utf-8")  # noqa: SIM115
-            self._fh.write(json.dumps(line) + "\n")
-            self._fh.flush()
-        except OSError as err:
-            log.warning(
-                "tfres: cannot write steps to %s (%s); keeping them in memory", self.steps_file, err
-            )
-            self.steps_file = None
+        self._file.write(entry, t_monotonic=start, t_wall=time.time() - (self._clock() - start))
+
+    @property
+    def steps_file(self) -> Path | None:
+        """The file steps are appended to (``$TFRES_STEPS_FILE`` under tfres run), or None."""
+        return self._file.path
 
     def close(self) -> None:
         """Close the steps file."""
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        self._file.close()

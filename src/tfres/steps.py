@@ -41,6 +41,7 @@ __all__ = [
     "StepTimer",
     "timed",
     "read_steps_file",
+    "StepsFile",
     "InputWaitMeasurement",
     "measure_input_wait",
 ]
@@ -49,6 +50,58 @@ log = logging.getLogger("tfres")
 
 #: The environment variable naming the JSON-lines file :func:`timed` appends steps to.
 STEPS_FILE_ENV = "TFRES_STEPS_FILE"
+
+
+class StepsFile:
+    """Where a timed training sends its steps for the ``tfres run`` that watches it.
+
+    ``tfres run`` sets ``$TFRES_STEPS_FILE``; each step is appended as one JSON line with
+    its start on the monotonic and the wall clock, and :func:`read_steps_file` turns the
+    lines back into ``record.steps``. With no path (``from_env=False``, or the variable
+    unset) nothing is written. A write that fails is logged once and writing stops; the
+    steps stay in memory.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        from_env: bool = True,
+        flush_each: bool = True,
+    ) -> None:
+        if path is None and from_env:
+            path = os.environ.get(STEPS_FILE_ENV) or None
+        self.path: Path | None = Path(path) if path else None
+        self._flush_each = flush_each
+        self._fh: IO[str] | None = None
+
+    def write(self, step: dict[str, Any], *, t_monotonic: float, t_wall: float) -> None:
+        if self.path is None:
+            return
+        line = dict(step, t_monotonic=round(t_monotonic, 6), t_wall=round(t_wall, 6))
+        try:
+            if self._fh is None:
+                self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+            self._fh.write(json.dumps(line) + "\n")
+            if self._flush_each:
+                self._fh.flush()
+        except (OSError, ValueError) as err:
+            log.warning(
+                "tfres: cannot write steps to %s (%s); keeping them in memory only", self.path, err
+            )
+            self.path = None
+
+    def flush(self) -> None:
+        if self._fh is not None:
+            self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            try:
+                self._fh.close()
+            except OSError:
+                pass
+            self._fh = None
 
 
 class StepTimer:
@@ -75,9 +128,7 @@ class StepTimer:
     ) -> None:
         self._clock = clock
         self._monitor = monitor
-        path = steps_file if steps_file is not None else os.environ.get(STEPS_FILE_ENV) or None
-        self.steps_file: Path | None = Path(path) if path else None
-        self._fh: IO[str] | None = None
+        self._file = StepsFile(steps_file)
         self._t0 = clock()
         self._offset = monitor.sampler.elapsed() - self._t0 if monitor is not None else -self._t0
         self._next_step = 0
@@ -113,35 +164,16 @@ class StepTimer:
         self.steps.append(step)
         if self._monitor is not None:
             self._monitor.record.steps.append(dict(step))
-        if self.steps_file is not None:
-            self._write(step, start)
+        self._file.write(step, t_monotonic=start, t_wall=time.time() - (self._clock() - start))
 
-    def _write(self, step: dict[str, Any], start: float) -> None:
-        if self.steps_file is None:
-            return
-        line = dict(
-            step,
-            t_monotonic=round(start, 6),
-            t_wall=round(time.time() - (self._clock() - start), 6),
-        )
-        try:
-            if self._fh is None:
-                self._fh = open(self.steps_file, "a", encoding="utf-8")  # noqa: SIM115
-            self._fh.write(json.dumps(line) + "\n")
-            self._fh.flush()
-        except OSError as err:
-            log.warning(
-                "tfres: cannot write steps to %s (%s); keeping them in memory only",
-                self.steps_file,
-                err,
-            )
-            self.steps_file = None
+    @property
+    def steps_file(self) -> Path | None:
+        """The file steps are appended to, or None."""
+        return self._file.path
 
     def close(self) -> None:
         """Close the steps file (also done when the timer is garbage collected)."""
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        self._file.close()
 
     def __del__(self) -> None:
         try:

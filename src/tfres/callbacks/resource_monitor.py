@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
-from typing import IO, Any
+from typing import Any
 
 import keras
 
 from tfres.monitor import Monitor
 from tfres.record import Record
 from tfres.sampler import DEFAULT_INTERVAL_SECONDS
+from tfres.steps import StepsFile
 
 __all__ = ["ResourceMonitor"]
 
@@ -78,7 +78,7 @@ class ResourceMonitor(keras.callbacks.Callback):
         self._stride = 1
         self._seen = 0
         self._epoch_batches = 0
-        self._steps_fh: IO[str] | None = None
+        self._steps_file = StepsFile(from_env=False)
         self._tf_memory: Any = None
         #: the steps of the training so far (also in the record)
         self.steps: list[dict[str, Any]] = []
@@ -124,12 +124,9 @@ class ResourceMonitor(keras.callbacks.Callback):
         from tfres.backends.tf_memory import TfMemoryReader
 
         self._tf_memory = TfMemoryReader()
-        path = os.environ.get("TFRES_STEPS_FILE")
-        if path and self._attached is None:
-            try:
-                self._steps_fh = open(path, "a", encoding="utf-8")  # noqa: SIM115
-            except OSError:
-                self._steps_fh = None
+        # under tfres run, steps go to the parent through $TFRES_STEPS_FILE (when attached to
+        # a monitor, that monitor's record gets them instead)
+        self._steps_file = StepsFile(from_env=self._attached is None, flush_each=False)
 
     # -- epochs ----------------------------------------------------------------------------
     def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
@@ -165,8 +162,7 @@ class ResourceMonitor(keras.callbacks.Callback):
                 "logs": {k: _number(v) for k, v in (logs or {}).items()},
             }
         )
-        if self._steps_fh is not None:
-            self._steps_fh.flush()
+        self._steps_file.flush()
 
     # -- steps -----------------------------------------------------------------------------
     # A step runs from one on_train_batch_begin to the next (the epoch's last one to the
@@ -194,32 +190,18 @@ class ResourceMonitor(keras.callbacks.Callback):
             "step": batch,
         }
         self.steps.append(step)
-        if self._steps_fh is not None:
-            self._write_step(step, start)
+        self._steps_file.write(
+            step,
+            t_monotonic=start + self._monotonic_offset,
+            t_wall=start + self._wall_offset,
+        )
         if len(self.steps) >= self.max_steps:
             del self.steps[1::2]
             self._stride *= 2
 
-    def _write_step(self, step: dict[str, Any], start: float) -> None:
-        assert self._steps_fh is not None
-        line = dict(
-            step,
-            t_monotonic=round(start + self._monotonic_offset, 6),
-            t_wall=round(start + self._wall_offset, 6),
-        )
-        try:
-            self._steps_fh.write(json.dumps(line) + "\n")
-        except (OSError, ValueError):
-            self._steps_fh = None
-
     # -- the end ---------------------------------------------------------------------------
     def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
-        if self._steps_fh is not None:
-            try:
-                self._steps_fh.close()
-            except OSError:
-                pass
-            self._steps_fh = None
+        self._steps_file.close()
         record = self.record
         if record is not None:
             record.steps.extend(self.steps)
