@@ -40,6 +40,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tfres.backends.memlimit import MemoryReading, TreeMemory, memory_ceiling
+from tfres.backends.proc import signal_tree
 from tfres.errors import BudgetExceededError
 from tfres.units import format_bytes, parse_size_or_percent
 
@@ -271,7 +272,7 @@ class MemoryBudget:
         if self._terminated_at is not None and not self._killed:
             if now - self._terminated_at >= self.grace_seconds:
                 self._killed = True
-                _signal_tree(self.pid, signal.SIGKILL)
+                signal_tree(self.pid, signal.SIGKILL)
         return used
 
     def _enforce(self) -> None:
@@ -286,7 +287,7 @@ class MemoryBudget:
             _raise_in_main_thread(_Over)
         else:
             self._terminated_at = self._clock()
-            _signal_tree(self.pid, signal.SIGTERM)
+            signal_tree(self.pid, signal.SIGTERM)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``record.control["budget"]`` entry: budget, thresholds, mechanisms, what happened."""
@@ -303,21 +304,6 @@ class MemoryBudget:
             "over_at_seconds": self.over_at_seconds,
             "reason": self.reason,
         }
-
-
-def _signal_tree(pid: int, sig: int) -> None:
-    import psutil
-
-    try:
-        root = psutil.Process(pid)
-        procs = [*root.children(recursive=True), root]
-    except psutil.Error:
-        return
-    for proc in procs:
-        try:
-            proc.send_signal(sig)
-        except psutil.Error:
-            pass
 
 
 def limit_memory(

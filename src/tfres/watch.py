@@ -32,6 +32,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
 
+from tfres.backends.proc import signal_tree
 from tfres.errors import TfresError
 from tfres.monitor import finish_record
 from tfres.record import Record, save
@@ -117,22 +118,6 @@ def _terminal_sends_sigint() -> bool:
     return False
 
 
-def _kill_tree(pid: int, sig: int) -> None:
-    """Send ``sig`` to ``pid`` and all its descendants; gone ones are skipped."""
-    import psutil
-
-    try:
-        root = psutil.Process(pid)
-        procs = [*root.children(recursive=True), root]
-    except psutil.Error:
-        return
-    for proc in procs:
-        try:
-            proc.send_signal(sig)
-        except psutil.Error:
-            pass
-
-
 class _Run:
     """The state of one watched command, shared by the main loop and the signal handlers."""
 
@@ -170,10 +155,10 @@ class _Run:
         now = time.monotonic()
         if self.terminated_at is None:
             self.terminated_at = now
-            _kill_tree(self.proc.pid, signal.SIGTERM)
+            signal_tree(self.proc.pid, signal.SIGTERM)
         elif not self.killed and now - self.terminated_at > self.grace_seconds:
             self.killed = True
-            _kill_tree(self.proc.pid, signal.SIGKILL)
+            signal_tree(self.proc.pid, signal.SIGKILL)
 
 
 def _finish(record: Record, run: _Run, returncode: int) -> None:
@@ -342,11 +327,11 @@ def watch(
         # tfres itself is going down (a second Ctrl-C in a debugger, an internal error):
         # end the command, then save what we have
         if proc.poll() is None:
-            _kill_tree(proc.pid, signal.SIGTERM)
+            signal_tree(proc.pid, signal.SIGTERM)
             try:
                 proc.wait(timeout=grace_seconds)
             except subprocess.TimeoutExpired:
-                _kill_tree(proc.pid, signal.SIGKILL)
+                signal_tree(proc.pid, signal.SIGKILL)
         returncode = proc.wait()
         if not run.received:
             run.received.append("an internal error")

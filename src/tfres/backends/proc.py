@@ -24,6 +24,7 @@ import psutil
 from tfres.backends.host_now import HostReader, HostReading, read_host
 
 __all__ = [
+    "signal_tree",
     "HostReading",
     "HostReader",
     "TreeReading",
@@ -275,3 +276,17 @@ def swap_total_bytes() -> int | None:
 def cpu_seconds_of_this_thread() -> Callable[[], float]:
     """A clock of this thread's own CPU time (used to measure the sampler's cost)."""
     return time.thread_time
+
+
+def signal_tree(pid: int, sig: int) -> None:
+    """Send ``sig`` to ``pid`` and all its descendants, children first; gone ones are skipped."""
+    try:
+        root = psutil.Process(pid)
+        procs = [*root.children(recursive=True), root]
+    except psutil.Error:
+        return
+    for proc in procs:
+        try:
+            proc.send_signal(sig)
+        except psutil.Error:
+            pass
