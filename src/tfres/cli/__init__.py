@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import os
 import sys
 from collections.abc import Sequence
@@ -56,8 +55,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tfres {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        if importlib.util.find_spec(name) is None:  # TODO(integration): make strict once all exist
-            continue
         importlib.import_module(name).register(sub)
     return parser
 
