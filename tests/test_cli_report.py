@@ -57,9 +57,8 @@ def test_missing_run_and_bad_usage(store_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_job_report_uses_the_job_module(
-    store_path: Path, capsys: pytest.CaptureFixture[str]
+    store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("tfres.jobs", reason="tfres.jobs (multi-worker merge) is not there yet")
     with Store(store_path) as s:
         for worker in (0, 1):
             s.save(
@@ -74,3 +73,8 @@ def test_job_report_uses_the_job_module(
             )
     assert main(["report", "--job", "j1"]) == 0
     assert "j1" in capsys.readouterr().out
+    page = tmp_path / "job.html"
+    assert main(["report", "--job", "j1", "--html", str(page)]) == 0
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "tfres job: j1" in html
+    assert "from job j1" in html

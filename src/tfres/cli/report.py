@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rich.text import Text
+
 from tfres.cli._common import add_store_option, console
 
 EPILOG = """\
@@ -53,8 +55,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = console()
     render_record(record, out)
     if args.html:
-        from rich.text import Text
-
         from tfres.report.html import write_html
 
         path = write_html(record, Path(args.html)).resolve()
@@ -70,10 +70,6 @@ def _job_report(args: argparse.Namespace) -> int:
         raise ValueError(
             f"give either RUN or --job, not both (got {args.run!r} and --job {args.job!r})"
         )
-    if args.html:
-        raise ValueError(
-            "--html is for one run; for a job, report one worker's run: tfres report N --html FILE"
-        )
     with Store(args.store) as store:
         records = store.records(job=args.job)
         path = store.path
@@ -82,7 +78,20 @@ def _job_report(args: argparse.Namespace) -> int:
             f"no runs of job {args.job!r} in store {path}; record them with "
             f"`tfres run --job {args.job} --worker N -- CMD`"
         )
-    from tfres.jobs import job_report, render_job_report
+    from tfres.jobs import job_report, render_job_html, render_job_report
 
-    render_job_report(job_report(records), console())
+    report = job_report(records)
+    out = console()
+    render_job_report(report, out)
+    if args.html:
+        from tfres.record import atomic_write_bytes
+        from tfres.report.html import html_page
+
+        page = html_page(
+            f"tfres job: {args.job}", render_job_html(report), source=f"job {args.job}"
+        )
+        target = Path(args.html)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(target, page.encode("utf-8"))
+        out.print(Text(f"HTML report: {target.resolve()}"))
     return 0

@@ -383,8 +383,6 @@ def render_html(record: Record) -> str:
     A record without samples (or without workloads, or GPUs) gets a page without those
     sections, saying so; a chart that fails to draw is replaced by one line naming the error.
     """
-    from tfres import __version__
-
     body = "".join(
         [
             _header(record),
@@ -397,12 +395,23 @@ def render_html(record: Record) -> str:
             _notes(record),
         ]
     )
+    return html_page(
+        f"tfres {record.kind}: {record.label or record.id}", body, source=f"record {record.id}"
+    )
+
+
+def html_page(title: str, body: str, *, source: str) -> str:
+    """A self-contained page (the report's style, no network) around ``body``, an HTML
+    fragment whose record strings are already escaped; ``title`` and ``source`` (the record
+    or job it was written from) are escaped here."""
+    from tfres import __version__
+
     return Template(_template("page.html")).substitute(
-        title=e(f"tfres {record.kind}: {record.label or record.id}"),
+        title=e(title),
         css=_template("report.css"),
         body=body,
         version=e(__version__),
-        record_id=e(record.id),
+        record_id=e(source),
     )
 
 
