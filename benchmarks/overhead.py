@@ -146,9 +146,12 @@ def with_mlflow(fit: Callable[..., float], interval: float, points: list[int]) -
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="10 s sampler run, 5 pairs")
+    parser.add_argument(
+        "--pairs", type=int, default=None, help="A/B pairs per comparison (default: 7, quick 5)"
+    )
     args = parser.parse_args(argv)
     quick = args.quick
-    pairs = 5 if quick else 7
+    pairs = args.pairs or (5 if quick else 7)
     logging.getLogger("mlflow").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore")
 
