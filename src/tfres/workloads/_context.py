@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from tfres.timeline import Sample
 
 __all__ = [
+    "epoch_timer",
     "RESULT_KEYS",
     "ProgressCallback",
     "complete_results",
@@ -58,6 +59,21 @@ RESULT_KEYS = (
 
 #: ``progress(fraction, message)``: fraction of this workload done, 0 to 1, and what runs now
 ProgressCallback = Callable[[float, str], None]
+
+
+def epoch_timer(keras: Any, times: list[float]) -> Any:
+    """A Keras callback that appends each epoch's seconds to ``times``; epoch 0, the
+    warm-up (tracing, first allocations), is left out."""
+
+    class EpochTimer(keras.callbacks.Callback):  # type: ignore[misc]
+        def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
+            self._t = time.perf_counter()
+
+        def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+            if epoch > 0:
+                times.append(time.perf_counter() - self._t)
+
+    return EpochTimer()
 
 
 def median(values: Sequence[float]) -> float | None:

@@ -14,10 +14,16 @@ out-of-memory inside a compiled graph can kill the process instead). That error,
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from tfres.workloads._context import Workload, WorkloadContext, error_text, make_result, median
+from tfres.workloads._context import (
+    Workload,
+    WorkloadContext,
+    epoch_timer,
+    error_text,
+    make_result,
+    median,
+)
 
 __all__ = ["WORKLOAD", "run", "verdict"]
 
@@ -73,14 +79,6 @@ def _train(keras: Any, x: Any, y: Any, batch: int, p: dict[str, Any], seed: int)
     )
     times: list[float] = []
 
-    class EpochTimer(keras.callbacks.Callback):
-        def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
-            self._t = time.perf_counter()
-
-        def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
-            if epoch > 0:  # epoch 0 is the warm-up
-                times.append(time.perf_counter() - self._t)
-
     steps = p.get("max_steps_per_epoch")
     model.fit(
         x,
@@ -90,7 +88,7 @@ def _train(keras: Any, x: Any, y: Any, batch: int, p: dict[str, Any], seed: int)
         verbose=0,
         shuffle=False,
         steps_per_epoch=None if steps is None else min(int(steps), -(-len(x) // batch)),
-        callbacks=[EpochTimer()],
+        callbacks=[epoch_timer(keras, times)],
     )
     return times
 

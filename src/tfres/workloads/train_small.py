@@ -13,7 +13,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tfres.workloads._context import Workload, WorkloadContext, error_text, make_result, median
+from tfres.workloads._context import (
+    Workload,
+    WorkloadContext,
+    epoch_timer,
+    error_text,
+    make_result,
+    median,
+)
 
 __all__ = ["WORKLOAD", "run"]
 
@@ -69,21 +76,13 @@ def _fit_epochs(
     model.compile(optimizer=keras.optimizers.Adam(), loss="mse")
     times: list[float] = []
 
-    class EpochTimer(keras.callbacks.Callback):
-        def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
-            self._t = time.perf_counter()
-
-        def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
-            if epoch > 0:  # epoch 0 is the warm-up
-                times.append(time.perf_counter() - self._t)
-
     history = model.fit(
         x,
         y,
         batch_size=int(p["batch_size"]),
         epochs=int(p["epochs"]) + 1,
         verbose=0,
-        callbacks=[EpochTimer()],
+        callbacks=[epoch_timer(keras, times)],
     )
     return times, float(history.history["loss"][-1])
 
