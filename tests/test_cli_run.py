@@ -289,3 +289,21 @@ def test_control_options_reach_the_command(python, store_path):
     record = only_record(store_path)
     assert record.job == "j" and record.worker == 4
     assert record.control["devices"]  # how the settings were passed, in words
+
+
+def test_a_signal_before_the_command_starts_is_held_for_it(python, monkeypatch):
+    """tfres installs its handlers before starting the command; a SIGTERM that lands in
+    between is passed on as soon as the command exists, never lost."""
+    from tfres import watch as watch_module
+
+    monkeypatch.setattr(watch_module, "_terminal_sends_sigint", lambda: False)
+    run = watch_module._Run(grace_seconds=1.0)
+    run.on_signal(signal.SIGTERM, None)  # no command yet
+    proc = subprocess.Popen([python, "-c", "import time; time.sleep(30)"])
+    try:
+        run.attach(proc)
+        assert proc.wait(timeout=20) == -signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert run.received == ["SIGTERM (passed on to the command)"]

@@ -121,8 +121,10 @@ def _terminal_sends_sigint() -> bool:
 class _Run:
     """The state of one watched command, shared by the main loop and the signal handlers."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], grace_seconds: float) -> None:
-        self.proc = proc
+    def __init__(self, grace_seconds: float) -> None:
+        #: None until the command has started; a signal that comes before waits in _pending
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._pending: list[int] = []
         self.grace_seconds = grace_seconds
         self.wake = threading.Event()
         self.stop_reason: str | None = None
@@ -137,11 +139,24 @@ class _Run:
             self.received.append(f"{name} (Ctrl-C at the terminal, which the command got too)")
             return
         self.received.append(f"{name} (passed on to the command)")
+        if self.proc is None:
+            self._pending.append(signum)
+            return
         try:
             self.proc.send_signal(signum)
         except OSError:
             pass
         self.wake.set()
+
+    def attach(self, proc: subprocess.Popen[bytes]) -> None:
+        """The command has started: pass on what came while it was starting."""
+        self.proc = proc
+        while self._pending:
+            try:
+                proc.send_signal(self._pending.pop(0))
+            except OSError:
+                pass
+            self.wake.set()
 
     def request_stop(self, reason: str) -> None:
         if self.stop_reason is None:
@@ -150,7 +165,7 @@ class _Run:
 
     def enforce_stop(self) -> None:
         """SIGTERM the child once a watcher asked; SIGKILL the whole tree after the grace."""
-        if self.stop_reason is None or self.proc.poll() is not None:
+        if self.stop_reason is None or self.proc is None or self.proc.poll() is not None:
             return
         now = time.monotonic()
         if self.terminated_at is None:
@@ -273,10 +288,20 @@ def watch(
         # both on the dashboard's terminal: one pipe keeps their lines in the order printed
         out_pipe = subprocess.PIPE
         err_pipe = subprocess.STDOUT if dashboard.one_terminal() else subprocess.PIPE
+    # the handlers go in before the command starts: a signal in between is held for it,
+    # never lost (and never leaves tfres gone with the command still running)
+    run = _Run(grace_seconds)
+    in_main = threading.current_thread() is threading.main_thread()
+    previous: dict[int, Any] = {}
+    if in_main:
+        for sig in FORWARDED_SIGNALS:
+            previous[sig] = signal.signal(sig, run.on_signal)
     wall_start = time.time()
     try:
         proc = subprocess.Popen(run_argv, env=child_env, stdout=out_pipe, stderr=err_pipe)
     except OSError as err:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         if exporter is not None:
             exporter.close()
         if own_steps_file:
@@ -286,8 +311,8 @@ def watch(
         else:
             message, status = f"command cannot be run: {argv[0]} ({err.strerror or err})", 126
         raise CommandNotFoundError(message, exit_status=status) from err
+    run.attach(proc)
     record.started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(wall_start))
-    run = _Run(proc, grace_seconds)
     sampler = Sampler(interval, pid=proc.pid, gpus=gpus, tf_memory=False)
     notes: list[str] = []
 
@@ -300,11 +325,6 @@ def watch(
     sampler.add_listener(on_sample)
     if exporter is not None:
         sampler.add_listener(exporter.update)
-    in_main = threading.current_thread() is threading.main_thread()
-    previous: dict[int, Any] = {}
-    if in_main:
-        for sig in FORWARDED_SIGNALS:
-            previous[sig] = signal.signal(sig, run.on_signal)
     returncode: int | None = None
     try:
         for w in watchers:
