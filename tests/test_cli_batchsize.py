@@ -124,3 +124,9 @@ def test_help_teaches_with_examples(capsys: pytest.CaptureFixture[str]) -> None:
         main(["batch-size", "--help"])
     out = capsys.readouterr().out
     assert "tfres batch-size train.py:build_model --budget 2GiB" in out
+
+
+def test_a_missing_model_script_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["batch-size", "nofile.py:build_model"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "tfres: error: MODEL: no such file 'nofile.py'"

@@ -94,6 +94,7 @@ def cmd_batch_size(args: argparse.Namespace) -> int:
 
     from tfres.batchsize import Trial, check_reference, find_batch_size
 
+    check_reference(args.model, "MODEL")  # the model first: its file is the one named
     data = args.data or _default_data(args.model)
     try:
         check_reference(data, "--data")
