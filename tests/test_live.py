@@ -122,7 +122,7 @@ def test_live_run_in_a_terminal_shows_dashboard_and_output_without_garbling(pyth
         "for i in range(3):\n"
         "    print(f'child step {i} done'); time.sleep(0.4)\n"
         "print('child warning on stderr', file=sys.stderr)\n"
-        "print('child last line'); time.sleep(1.5)\n"
+        "print('child last line'); time.sleep(3.0)  # several redraws, even on a loaded CI\n"
     )
     status, screen = run_in_terminal(
         [
