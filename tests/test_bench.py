@@ -29,6 +29,9 @@ def test_record_is_a_finished_bench(record: Record) -> None:
     assert record.elapsed_seconds and record.elapsed_seconds > 0
     assert record.fingerprint.get("cpu"), "the fingerprint is in the record"
     assert record.extra["bench"]["devices"] == ["CPU:0"]
+    # the sampler's facts sit where docs/record-format.md says, as in every other record
+    assert "timeline" in record.extra and "sampler_cpu_seconds" in record.extra
+    assert "sampler" not in record.extra
     assert record.extra["bench"]["params"] == TINY_PARAMS
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tfres.errors import NoGpuError
+from tfres.monitor import finish_record
 from tfres.record import Record
 from tfres.sampler import DEFAULT_INTERVAL_SECONDS, Sampler, check_interval
 from tfres.workloads import WORKLOADS, Workload, WorkloadContext
@@ -243,20 +244,8 @@ def _finish(
     record: Record, sampler: Sampler, wall_start: float, store: bool | str | os.PathLike[str]
 ) -> None:
     record.ended_at = _utc(time.time())
-    record.elapsed_seconds = round(sampler.elapsed(), 6)
-    record.samples = sampler.samples
+    finish_record(record, sampler)
     complete_results(record.workloads, record.samples, sampler.interval)
-    record.aggregates = getattr(sampler, "aggregates", [])
-    record.marks = sampler.marks
-    record.phases = sampler.phases
-    record.notes.extend(n for n in sampler.notes if n not in record.notes)
-    extra = getattr(sampler, "extra", None)
-    if extra:
-        record.extra.setdefault("sampler", dict(extra))
-    top_processes = getattr(sampler, "top_processes", None)
-    top = top_processes() if callable(top_processes) else None
-    if top is not None:  # the busiest other processes over the run, for background_load
-        record.extra["top_processes"] = top
     try:
         from tfres.diagnose import diagnose
 
