@@ -12,7 +12,6 @@ ones :mod:`tfres.diagnose` and :mod:`tfres.compare` both reason with, so the two
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -339,11 +338,3 @@ def run_facts(record: Record) -> RunFacts:
         background_cores_mean=background,
         input_wait_fraction=fraction,
     )
-
-
-def this_machine_cores() -> int:
-    """Cores this process may run on (its affinity), for callers with no record."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
