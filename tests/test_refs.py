@@ -26,3 +26,11 @@ def test_check_reference_needs_no_import(tmp_path):
     check_reference(f"{script}:f")  # the form and the file are checked, nothing runs
     with pytest.raises(ValueError, match="does not exist"):
         check_reference(f"{tmp_path}/missing.py:f")
+
+
+def test_a_function_importing_a_sibling_when_called_finds_it(tmp_path):
+    (tmp_path / "sibling_of_script.py").write_text("VALUE = 41\n")
+    (tmp_path / "script.py").write_text(
+        "def build():\n    import sibling_of_script\n    return sibling_of_script.VALUE + 1\n"
+    )
+    assert load_callable(f"{tmp_path / 'script.py'}:build")() == 42

@@ -12,8 +12,6 @@ crash; the parent's watchdog ends a trial that goes past the budget before it ca
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import os
 import resource
@@ -22,29 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["resolve_reference", "main"]
+from tfres.refs import load_callable
 
-
-def resolve_reference(ref: str) -> Any:
-    """``"pkg.module:function"`` or ``"path/to/script.py:function"`` -> the function.
-
-    A script is loaded under its own name (not ``__main__``), so its
-    ``if __name__ == "__main__":`` block does not run.
-    """
-    target, _, name = ref.rpartition(":")
-    if target.endswith(".py"):
-        path = Path(target).resolve()
-        module_name = f"_tfres_user_{path.stem}"
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        sys.path.insert(0, str(path.parent))
-        spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(target)
-    return getattr(module, name)
+__all__ = ["main"]
 
 
 def _take(data: Any, n: int, np: Any) -> Any:
@@ -59,7 +37,7 @@ def _take(data: Any, n: int, np: Any) -> Any:
 
 def _load_data(spec: dict[str, Any], np: Any) -> tuple[Any, Any]:
     if spec.get("data_ref"):
-        made = resolve_reference(spec["data_ref"])()
+        made = load_callable(spec["data_ref"])()
         if not (isinstance(made, (tuple, list)) and len(made) == 2):
             raise ValueError(f"{spec['data_ref']} must return (x, y) (got {type(made).__name__})")
         return made[0], made[1]
@@ -96,7 +74,7 @@ def run_trial(spec: dict[str, Any]) -> dict[str, Any]:
         x, y = _load_data(spec, np)
         xb, yb = _take(x, batch, np), _take(y, batch, np)
         del x, y
-        model = resolve_reference(spec["model_ref"])()
+        model = load_callable(spec["model_ref"])()
         if getattr(model, "optimizer", None) is None:
             raise ValueError(f"{spec['model_ref']} must return a compiled model (call compile())")
         with tf.device(device):

@@ -167,11 +167,12 @@ def _in_process_runner(model_fn: Any, data: Any, steps: int) -> Callable[[int], 
 
     import numpy as np
 
-    from tfres._trial import _take, resolve_reference
+    from tfres._trial import _take
     from tfres.budget import MemoryBudget
+    from tfres.refs import load_callable
 
-    build = resolve_reference(model_fn) if isinstance(model_fn, str) else model_fn
-    made = resolve_reference(data)() if isinstance(data, str) else data
+    build = load_callable(model_fn) if isinstance(model_fn, str) else model_fn
+    made = load_callable(data)() if isinstance(data, str) else data
     x, y = made
 
     def run(batch_size: int) -> Trial:

@@ -36,6 +36,9 @@ def check_reference(ref: str) -> None:
 def load_callable(ref: str) -> Callable[..., Any]:
     """Load ``"path/to/script.py:function"`` or ``"package.module:function"``.
 
+    A script is loaded under a name of its own (not ``__main__``), so its
+    ``if __name__ == "__main__":`` block does not run.
+
     Raises ``ValueError`` naming the reference when it cannot be found.
     """
     import importlib
@@ -52,11 +55,12 @@ def load_callable(ref: str) -> Callable[..., Any]:
             raise ValueError(f"cannot load {where!r} as a Python script")
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module
-        sys.path.insert(0, str(path.resolve().parent))
-        try:
-            spec.loader.exec_module(module)
-        finally:
-            sys.path.remove(str(path.resolve().parent))
+        # as `python script.py` does, the script's folder stays importable: a function
+        # that imports a sibling module when it is called must find it then too
+        folder = str(path.resolve().parent)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        spec.loader.exec_module(module)
     else:
         try:
             module = importlib.import_module(where)
