@@ -37,9 +37,9 @@ def brute_force(
     model: str, budget: str, *, passes: int, points: int, steps: int
 ) -> tuple[int, int]:
     """(the largest size that fits, trials run) by sweeping, with no search logic."""
-    from tfres.batchsize import measure_trial
-    from tfres.batchsize_search import classify
-    from tfres.budget import parse_budget
+    from tfres.batchsize.finder import measure_trial
+    from tfres.batchsize.search import classify
+    from tfres.budget.watchdog import parse_budget
 
     limit = parse_budget(budget) * MARGIN
     data = f"{MODELS}:make_data"
@@ -82,7 +82,7 @@ def synthetic(cases: int = 3000, seed: int = 2) -> dict[str, object]:
     import random
     from collections import Counter
 
-    from tfres.batchsize_search import Trial, search
+    from tfres.batchsize.search import Trial, search
 
     rng = random.Random(seed)
     within = total = 0
@@ -138,7 +138,7 @@ def main() -> int:
             f"{got['median_trials']} |"
         )
         return 0
-    from tfres.batchsize import find_batch_size
+    from tfres.batchsize.finder import find_batch_size
 
     passes, points, steps = (1, 4, 1) if args.quick else (2, 8, 3)
     rows = []

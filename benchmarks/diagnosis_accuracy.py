@@ -142,7 +142,7 @@ def judge(
 
 
 def run_scenarios(work: Path, quick: bool, trial: int) -> tuple[list[Case], dict[str, Any]]:
-    from tfres.facts import run_facts
+    from tfres.diagnosis.facts import run_facts
 
     cases: list[Case] = []
     records: dict[str, Any] = {}
@@ -251,7 +251,7 @@ def run_scenarios(work: Path, quick: bool, trial: int) -> tuple[list[Case], dict
 
 
 def compare_case(name: str, a: Any, b: Any, expected: tuple[str, ...]) -> Case:
-    from tfres.compare import compare
+    from tfres.comparison.compare import compare
 
     c = compare(a, b)
     if not c.explanations:

@@ -36,7 +36,7 @@ VARIANTS = {
 SCRIPT = """
 import json, time
 {setup}
-from tfres.fingerprint import fingerprint
+from tfres.machine.fingerprint import fingerprint
 t0 = time.perf_counter()
 fp = {call}
 print(json.dumps({{"seconds": time.perf_counter() - t0, "took": fp.took_seconds}}))

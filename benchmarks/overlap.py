@@ -120,7 +120,7 @@ def placement_part(quick: bool) -> dict[str, Any]:
 
     import tfres
     from tfres.backends.tf_placement import tensorflow
-    from tfres.placement import CLEAR_RATIO
+    from tfres.placement.advisor import CLEAR_RATIO
 
     tf = tensorflow()
     repeats = 7 if quick else 21

@@ -45,7 +45,7 @@ def tiny_bench_record() -> Record:
 
     A mark with a hostile label is added after the run, so reports must escape marks too.
     """
-    from tfres.bench import bench
+    from tfres.benchmark import bench
 
     record = bench(
         quick=True,

@@ -2,7 +2,7 @@
 
 The commands share one store and one folder with the ``train.py`` and ``model.py`` the
 README names, so ``tfres show 3`` shows the third run the README itself made. Only
-``tfres bench --quick`` (20-60 s) is left to tests/test_cli_bench.py, which runs exactly it.
+``tfres bench --quick`` (20-60 s) is left to tests/cli/test_cli_bench.py, which runs exactly it.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def test_every_readme_command_runs(tmp_path: Path) -> None:
     ran = []
     for line in readme_commands():
         if line == "tfres bench --quick":
-            continue  # tests/test_cli_bench.py runs exactly this
+            continue  # tests/cli/test_cli_bench.py runs exactly this
         line = line.replace("--prometheus 9100", f"--prometheus {_free_port()}")
         line = line.replace(" python ", f" {shlex.quote(sys.executable)} ")
         argv, _, redirect = line.partition(">")

@@ -24,7 +24,7 @@ def main() -> None:
 
     import tensorflow as tf
 
-    import tfres.steps
+    import tfres.watch.steps
 
     step, x, y = _common.build(args.batch)
     compute = _common.calibrate(step, x, y, n=3)

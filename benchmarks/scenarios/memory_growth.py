@@ -25,7 +25,7 @@ def main() -> None:
     import numpy as np
     import tensorflow as tf
 
-    import tfres.steps
+    import tfres.watch.steps
 
     step, x, y = _common.build(args.batch)
     _common.calibrate(step, x, y, n=2)

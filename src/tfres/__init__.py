@@ -11,8 +11,6 @@ loaded on first use, so the monitoring half works for any Python program.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 from tfres.errors import (
@@ -29,25 +27,27 @@ __version__ = "0.1.0"
 
 # public name -> (module, attribute); resolved lazily by __getattr__ below
 _LAZY: dict[str, tuple[str, str]] = {
-    "fingerprint": ("tfres.fingerprint", "fingerprint"),
-    "Fingerprint": ("tfres.fingerprint", "Fingerprint"),
-    "Sampler": ("tfres.sampler", "Sampler"),
+    "fingerprint": ("tfres.machine.fingerprint", "fingerprint"),
+    "Fingerprint": ("tfres.machine.fingerprint", "Fingerprint"),
+    "Sampler": ("tfres.sampler.sampler", "Sampler"),
     "Sample": ("tfres.timeline", "Sample"),
-    "monitor": ("tfres.monitor", "monitor"),
-    "Monitor": ("tfres.monitor", "Monitor"),
+    "monitor": ("tfres.watch.monitor", "monitor"),
+    "Monitor": ("tfres.watch.monitor", "Monitor"),
     "Record": ("tfres.record", "Record"),
     "load_record": ("tfres.record", "load"),
     "save_record": ("tfres.record", "save"),
     "open_store": ("tfres.store", "open_store"),
-    "doctor": ("tfres.doctor", "doctor"),
-    "bench": ("tfres.bench", "bench"),
-    "diagnose": ("tfres.diagnose", "diagnose"),
-    "compare": ("tfres.compare", "compare"),
-    "configure": ("tfres.devices", "configure"),
-    "limit_memory": ("tfres.budget", "limit_memory"),
-    "find_batch_size": ("tfres.batchsize", "find_batch_size"),
-    "advise_placement": ("tfres.placement", "advise_placement"),
-    "strategy": ("tfres.strategy", "strategy"),
+    "doctor": ("tfres.machine.doctor", "doctor"),
+    "bench": ("tfres.benchmark", "bench"),
+    "diagnose": ("tfres.diagnosis.diagnose", "diagnose"),
+    "compare": ("tfres.comparison.compare", "compare"),
+    "configure": ("tfres.devices.configure", "configure"),
+    "limit_memory": ("tfres.budget.watchdog", "limit_memory"),
+    "find_batch_size": ("tfres.batchsize.finder", "find_batch_size"),
+    "advise_placement": ("tfres.placement.advisor", "advise_placement"),
+    "strategy": ("tfres.placement.strategy", "strategy"),
+    "input_pipeline": ("tfres.placement.pipeline", "input_pipeline"),
+    "overlap": ("tfres.placement.pipeline", "overlap"),
 }
 
 __all__ = [
@@ -63,42 +63,35 @@ __all__ = [
 ]
 
 
+# submodules reachable as attributes after a plain ``import tfres`` (``tfres.steps.timed``)
+_SUBMODULES: dict[str, str] = {
+    "callbacks": "tfres.callbacks",
+    "export": "tfres.export",
+    "steps": "tfres.watch.steps",
+    "pipeline": "tfres.placement.pipeline",
+}
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         module_name, attr = _LAZY[name]
         value = getattr(importlib.import_module(module_name), attr)
         globals()[name] = value
         return value
-    if name in ("callbacks", "steps"):
-        return importlib.import_module(f"tfres.{name}")
+    if name in _SUBMODULES:
+        return importlib.import_module(_SUBMODULES[name])
     raise AttributeError(f"module 'tfres' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*__all__, "callbacks", "steps"])
-
-
-class _Package(types.ModuleType):
-    """Keeps ``tfres.monitor`` (and ``fingerprint``, ``doctor``, ...) the public function
-    after the submodule of the same name is imported: the import system then sets
-    ``tfres.monitor`` to the submodule, which would shadow the function."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _LAZY and isinstance(value, types.ModuleType):
-            module_name, attr = _LAZY[name]
-            if value.__name__ == module_name and hasattr(value, attr):
-                value = getattr(value, attr)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
+    return sorted([*__all__, *_SUBMODULES])
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from tfres.fingerprint import Fingerprint as Fingerprint
-    from tfres.fingerprint import fingerprint as fingerprint
-    from tfres.monitor import Monitor as Monitor
-    from tfres.monitor import monitor as monitor
+    from tfres.machine.fingerprint import Fingerprint as Fingerprint
+    from tfres.machine.fingerprint import fingerprint as fingerprint
     from tfres.record import Record as Record
-    from tfres.sampler import Sampler as Sampler
+    from tfres.sampler.sampler import Sampler as Sampler
     from tfres.timeline import Sample as Sample
+    from tfres.watch.monitor import Monitor as Monitor
+    from tfres.watch.monitor import monitor as monitor

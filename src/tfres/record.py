@@ -66,7 +66,7 @@ class Record:
     end_reason: str | None = None
     job: str | None = None
     worker: int | None = None
-    #: the machine fingerprint (see :func:`tfres.fingerprint`), as a dict
+    #: the machine fingerprint (see :func:`tfres.machine.fingerprint`), as a dict
     fingerprint: dict[str, Any] = field(default_factory=dict)
     interval_seconds: float | None = None
     #: full-resolution samples (the recent window on long runs)
@@ -79,7 +79,7 @@ class Record:
     steps: list[dict[str, Any]] = field(default_factory=list)
     #: results of standard workloads (``tfres bench``)
     workloads: list[dict[str, Any]] = field(default_factory=list)
-    #: diagnosis findings (see :mod:`tfres.diagnose`)
+    #: diagnosis findings (see :mod:`tfres.diagnosis.diagnose`)
     findings: list[dict[str, Any]] = field(default_factory=list)
     #: what controlled the run: memory budget, device configuration
     control: dict[str, Any] = field(default_factory=dict)

@@ -2,7 +2,7 @@
 
 The only module through which :func:`tfres.configure` touches ``tf.config``. Reading never
 starts the TensorFlow runtime (``list_physical_devices`` and the ``get_*`` functions do not);
-the setters raise ``RuntimeError`` once it has started, which is why :mod:`tfres.devices`
+the setters raise ``RuntimeError`` once it has started, which is why :mod:`tfres.devices.configure`
 compares with :func:`current_settings` first.
 
 GPU indices are positions in ``tf.config.list_physical_devices("GPU")``: the GPUs that

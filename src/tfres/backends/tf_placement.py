@@ -1,8 +1,8 @@
 """TensorFlow device access for the placement advisor, the input pipeline and strategies.
 
 Everything here imports TensorFlow lazily (through :func:`tfres.backends.tf.load_tensorflow`)
-and is the only place where :mod:`tfres.placement`, :mod:`tfres.pipeline` and
-:mod:`tfres.strategy` touch ``tf.device``, ``tf.config`` or TensorFlow's run metadata.
+and is the only place where :mod:`tfres.placement.advisor`, :mod:`tfres.placement.pipeline` and
+:mod:`tfres.placement.strategy` touch ``tf.device``, ``tf.config`` or TensorFlow's run metadata.
 
 Device names are written short, the way users type them: ``"CPU:0"``, ``"GPU:1"``.
 """
@@ -99,7 +99,7 @@ def ensure_logical_cpus(count: int) -> None:
         return
     configure: Any
     try:
-        from tfres.devices import configure
+        from tfres.devices.configure import configure
     except ImportError:  # configure() lives in tfres.devices; tf.config does the same
         configure = None
     if configure is not None:

@@ -8,8 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tfres.budget import DEFAULT_SOFT_RATIO, parse_budget
-from tfres.budget import MemoryBudget as Budget
+from tfres.budget.watchdog import DEFAULT_SOFT_RATIO, parse_budget
+from tfres.budget.watchdog import MemoryBudget as Budget
 from tfres.errors import BudgetExceededError
 from tfres.units import format_bytes
 
@@ -32,7 +32,7 @@ class MemoryBudget(_callback_base()):  # type: ignore[misc]
     """Stop ``model.fit`` at the next batch once memory passes the soft threshold.
 
     ``budget`` is ``"10%"`` (of the RAM, or of the cgroup limit when lower), a size such as
-    ``"2GiB"``, a number of bytes, or a :class:`tfres.budget.MemoryBudget` from
+    ``"2GiB"``, a number of bytes, or a :class:`tfres.budget.watchdog.MemoryBudget` from
     :func:`tfres.limit_memory` (then its own thresholds apply, and one made with ``hard=True``
     still raises at the budget itself if memory gets there before the batch ends). A budget
     given as a size is watched from ``on_train_begin`` to ``on_train_end`` with

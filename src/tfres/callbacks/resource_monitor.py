@@ -8,10 +8,10 @@ from typing import Any
 
 import keras
 
-from tfres.monitor import Monitor
 from tfres.record import Record
-from tfres.sampler import DEFAULT_INTERVAL_SECONDS
-from tfres.steps import StepsFile
+from tfres.sampler.sampler import DEFAULT_INTERVAL_SECONDS
+from tfres.watch.monitor import Monitor
+from tfres.watch.steps import StepsFile
 
 __all__ = ["ResourceMonitor"]
 
@@ -29,7 +29,7 @@ class ResourceMonitor(keras.callbacks.Callback):
     peak of that epoch goes to ``record.extra["epochs"]`` with the epoch's logs (no peaks
     where TensorFlow keeps no statistics: the dict is empty).
 
-    - By default the callback samples on its own (a :func:`tfres.monitor` from train begin to
+    - By default the callback samples on its own (a :func:`tfres.watch.monitor` from train begin to
       train end, saved to the store; ``store``/``out`` as there); ``cb.record`` is the record.
     - ``monitor=m`` attaches it to a running ``tfres.monitor()`` instead: marks, phases and
       steps go into ``m.record``, and ``m`` saves it.

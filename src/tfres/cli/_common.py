@@ -53,7 +53,7 @@ def print_json(obj: Any) -> None:
 
 def interval_arg(text: str) -> float:
     """argparse type for a sampling interval: > 0 and at most an hour."""
-    from tfres.sampler import check_interval
+    from tfres.sampler.sampler import check_interval
 
     try:
         return check_interval(parse_seconds(text))

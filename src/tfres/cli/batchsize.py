@@ -92,7 +92,7 @@ def _default_data(model: str) -> str:
 def cmd_batch_size(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from tfres.batchsize import Trial, check_reference, find_batch_size
+    from tfres.batchsize.finder import Trial, check_reference, find_batch_size
 
     check_reference(args.model, "MODEL")  # the model first: its file is the one named
     data = args.data or _default_data(args.model)

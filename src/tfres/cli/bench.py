@@ -143,7 +143,7 @@ def _progress_bars(workload_names: list[str]) -> tuple[Any, Any]:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from tfres.bench import bench, select_workloads
+    from tfres.benchmark import bench, select_workloads
 
     only = None
     if args.only:
@@ -151,8 +151,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     workloads = select_workloads(only)  # a bad name fails here, before any work
     overrides = parse_overrides(args.overrides)
     if args.device != "cpu":  # no GPU: say why before any progress bar shows
-        from tfres.bench import resolve_devices
-        from tfres.fingerprint import fingerprint
+        from tfres.benchmark import resolve_devices
+        from tfres.machine.fingerprint import fingerprint
 
         resolve_devices(args.device, fingerprint=fingerprint(processes=False).to_dict())
     store: bool | str = False if args.no_store else (args.store or True)

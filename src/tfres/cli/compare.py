@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from tfres.compare import compare
+    from tfres.comparison.compare import compare
     from tfres.store import resolve_record
 
     a = resolve_record(args.a, store=args.store)

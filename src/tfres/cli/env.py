@@ -78,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 # -- tfres env ---------------------------------------------------------------------------
 def cmd_env(args: argparse.Namespace) -> int:
-    from tfres.fingerprint import fingerprint
+    from tfres.machine.fingerprint import fingerprint
 
     fp = fingerprint(
         tensorflow=True,
@@ -278,8 +278,8 @@ def _render_load(load: dict[str, Any], out: Console) -> None:
 
 # -- tfres doctor ------------------------------------------------------------------------
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from tfres.doctor import doctor, exit_status
-    from tfres.fingerprint import Fingerprint
+    from tfres.machine.doctor import doctor, exit_status
+    from tfres.machine.fingerprint import Fingerprint
 
     fp = None
     if args.record is not None:

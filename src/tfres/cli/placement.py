@@ -79,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _example_args(ref: str | None) -> tuple[Any, ...]:
-    from tfres.refs import load_callable
+    from tfres.user_code import load_callable
 
     if ref is None:
         return ()
@@ -88,8 +88,8 @@ def _example_args(ref: str | None) -> tuple[Any, ...]:
 
 
 def cmd_placement(args: argparse.Namespace) -> int:
-    from tfres.placement import advise_placement
-    from tfres.refs import check_reference, load_callable
+    from tfres.placement.advisor import advise_placement
+    from tfres.user_code import check_reference, load_callable
 
     if args.warmup < 0:
         raise ValueError(f"--warmup must be >= 0 (got {args.warmup})")

@@ -63,7 +63,7 @@ def _budget_arg(text: str) -> str:
 
 
 def _address_arg(text: str) -> str:
-    from tfres.prometheus import parse_address
+    from tfres.watch.prometheus import parse_address
 
     try:
         parse_address(text)
@@ -149,7 +149,7 @@ def _control(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
     )
     if not wanted:
         return {}, []
-    from tfres.devices import child_environment
+    from tfres.devices.configure import child_environment
 
     env, description = child_environment(
         gpu_memory_growth=True if args.gpu_growth else None,
@@ -164,13 +164,13 @@ def _control(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
 def _watchers(args: argparse.Namespace) -> list[Any]:
     if args.memory_budget is None:
         return []
-    from tfres.budget import BudgetWatcher, parse_budget
+    from tfres.budget.watchdog import BudgetWatcher, parse_budget
 
     return [BudgetWatcher(parse_budget(args.memory_budget))]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from tfres.watch import CommandNotFoundError, watch
+    from tfres.watch.command import CommandNotFoundError, watch
 
     command = list(args.command)
     if command and command[0] == "--":

@@ -11,7 +11,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from tfres.compare import Comparison, Pattern, WorkloadDiff
+from tfres.comparison.compare import Comparison, Pattern, WorkloadDiff
 from tfres.record import Record
 from tfres.timeline import Sample
 from tfres.units import format_bytes, format_seconds

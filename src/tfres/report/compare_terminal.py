@@ -1,4 +1,4 @@
-"""A :class:`~tfres.compare.Comparison` printed in the terminal with rich (<= 100 columns)."""
+"""A :class:`~tfres.comparison.compare.Comparison` printed in the terminal with rich (<= 100 columns)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tfres.compare import Comparison, Pattern, RunRef, WorkloadDiff
+from tfres.comparison.compare import Comparison, Pattern, RunRef, WorkloadDiff
 from tfres.units import format_seconds
 
 __all__ = ["render_comparison"]

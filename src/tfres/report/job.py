@@ -1,13 +1,13 @@
 """A multi-worker job in the terminal (rich, at most 100 columns) and as an HTML section.
 
-:func:`tfres.jobs.render_job_report` and :func:`tfres.jobs.render_job_html` are these.
+:func:`tfres.jobs.merge.render_job_report` and :func:`tfres.jobs.merge.render_job_html` are these.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tfres.jobs import JobReport, _ms
+from tfres.jobs.merge import JobReport, _ms
 
 __all__ = ["render_job_report", "render_job_html"]
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from tfres.sampler import Sampler
+    from tfres.sampler.sampler import Sampler
     from tfres.timeline import Sample
 
 __all__ = [
@@ -105,7 +105,7 @@ class Span:
 
 @dataclass
 class WorkloadContext:
-    """Everything a workload run needs, given by :func:`tfres.bench` (or a test).
+    """Everything a workload run needs, given by :func:`tfres.benchmark` (or a test).
 
     ``devices`` are TensorFlow device names (``"CPU:0"``, ``"GPU:0"``); ``params`` override
     the workload's own quick or full parameters key by key. Without a ``sampler``,

@@ -7,14 +7,14 @@ classification input side. The same small model (``Dense(hidden) -> Dense(hidden
 Dense(1)`` on the pixels, SGD, learning each image's mean brightness) trains one epoch per
 repeat on each selected device, fed two ways from the same data:
 
-- ``naive``: :func:`tfres.pipeline.naive_pipeline`: sequential map, no prefetch: the host
+- ``naive``: :func:`tfres.placement.pipeline.naive_pipeline`: sequential map, no prefetch: the host
   decodes a batch, then the device computes on it, never both at once;
-- ``overlapped``: :func:`tfres.pipeline.input_pipeline`: parallel map, prefetch (and
+- ``overlapped``: :func:`tfres.placement.pipeline.input_pipeline`: parallel map, prefetch (and
   prefetch to the GPU when the device is one).
 
 The two alternate (A/B interleaved, the order swapped each repeat) after one warm-up epoch
 each; every epoch iterates afresh (see :func:`_epoch`). The figures per variant:
-examples/s, and from the timestamped spans (see :func:`tfres.pipeline.overlap`) the
+examples/s, and from the timestamped spans (see :func:`tfres.placement.pipeline.overlap`) the
 overlap fraction: the share of the epoch during which preprocessing and training steps ran
 at the same time. The ``overlapped`` row's ``details["speedup"]`` is naive median time /
 overlapped median time.
@@ -91,7 +91,7 @@ def _epoch(tf: Any, dataset: Any, train_step: Any, device: str) -> tuple[float, 
     """
     import gc
 
-    from tfres.pipeline import SpanRecorder
+    from tfres.placement.pipeline import SpanRecorder
 
     gc.collect()  # the last epoch's iterator goes now, not inside this epoch's timing
     recorder = SpanRecorder()
@@ -138,7 +138,7 @@ def _run_device(
     p: dict[str, Any],
 ) -> list[dict[str, Any]]:
     """Both variants on one device, A/B interleaved; their two result rows."""
-    from tfres.pipeline import input_pipeline, naive_pipeline
+    from tfres.placement.pipeline import input_pipeline, naive_pipeline
 
     repeats, batch, hidden = int(p["repeats"]), int(p["batch_size"]), int(p["hidden"])
     preprocess = _preprocess(tf)

@@ -1,0 +1,3 @@
+"""What holds a run back: facts of a record (:mod:`.facts`) -> rules (:mod:`.rules`) -> findings
+(:mod:`.diagnose`).
+"""

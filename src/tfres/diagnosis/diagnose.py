@@ -1,0 +1,56 @@
+"""Diagnosis: rules over a record that say what holds a run back, with evidence and a fix.
+
+``diagnose(record)`` runs every rule in :data:`tfres.diagnosis.rules.RULES` and returns the findings,
+most severe first and, within a severity, the largest impact first: ``findings[0]`` is "the
+top finding". Each :class:`Finding` carries the numbers from the record with their time span
+(``evidence``), the likely ``cause`` and a concrete ``fix`` (a code line or a command).
+``Finding.to_dict()`` gives ``{rule, severity, title, evidence, span, cause, fix}``, the
+form saved in ``record.findings``.
+
+    findings = tfres.diagnose(record)
+    if findings:
+        print(findings[0].title, "-", findings[0].fix)
+
+A rule that fails is logged and skipped: diagnosis never breaks the run that asked for it.
+Thresholds are named constants in the rule modules (``tfres.rules.input.INPUT_BOUND_HIGH``
+...), each with a comment on where it comes from.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from tfres.diagnosis.facts import run_facts
+from tfres.diagnosis.rules import RULES
+from tfres.diagnosis.rules.base import SEVERITIES, Finding, Rule, sort_findings
+from tfres.record import Record
+
+__all__ = ["Finding", "diagnose", "RULES", "SEVERITIES", "top_finding"]
+
+log = logging.getLogger("tfres")
+
+
+def diagnose(record: Record, *, rules: Sequence[Rule] | None = None) -> list[Finding]:
+    """The findings of ``rules`` (default: all of :data:`RULES`) over ``record``, sorted.
+
+    A record with no samples, steps or fingerprint gives fewer findings, never an error.
+    """
+    facts = run_facts(record)
+    found: list[Finding] = []
+    seen: set[tuple[str, str]] = set()
+    for rule in RULES if rules is None else rules:
+        try:
+            for finding in rule(facts):
+                if (finding.rule, finding.title) not in seen:
+                    seen.add((finding.rule, finding.title))
+                    found.append(finding)
+        except Exception as err:  # one broken rule must not hide the others
+            log.warning("tfres: diagnosis rule %s failed: %s", getattr(rule, "__name__", rule), err)
+    return sort_findings(found)
+
+
+def top_finding(record: Record) -> Finding | None:
+    """The first finding of :func:`diagnose`, or None when nothing stands out."""
+    findings = diagnose(record)
+    return findings[0] if findings else None

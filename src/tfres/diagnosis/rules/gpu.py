@@ -1,0 +1,336 @@
+"""GPU rules: a GPU the run could not use, a GPU left idle or underused, the allocator near
+the GPU's memory, other processes on the GPU, and clocks throttled for power or heat.
+
+GPU readings come from NVML (``Sample.gpus``, the same figures as ``nvidia-smi``); what
+TensorFlow sees comes from the fingerprint's ``tensorflow.physical_devices``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from tfres.diagnosis.facts import RunFacts, mean
+from tfres.diagnosis.rules.base import Finding, pct, seconds, size, span_text
+
+__all__ = [
+    "gpu_not_used",
+    "gpu_idle",
+    "gpu_underused",
+    "gpu_memory_peak",
+    "gpu_throttled",
+    "GPU_IDLE_UTIL_PERCENT",
+    "GPU_UNDERUSED_UTIL_PERCENT",
+    "GPU_SPARE_MEMORY_SHARE",
+    "TRANSFER_BOUND_RATIO",
+    "GPU_MEMORY_NEAR_FULL",
+    "GPU_OTHERS_MEMORY_SHARE",
+    "THROTTLE_MIN_SHARE",
+]
+
+#: Mean utilization below 5%: the GPU did nothing of note (nvidia-smi shows 0-3% at idle).
+GPU_IDLE_UTIL_PERCENT = 5.0
+#: Below 50% mean utilization the GPU spends most of the run waiting on the host.
+GPU_UNDERUSED_UTIL_PERCENT = 50.0
+#: Less than half the GPU memory used: room for a larger batch.
+GPU_SPARE_MEMORY_SHARE = 0.50
+#: Host-to-device copy taking >= half the compute time: the transfer, not the math, is the cost.
+TRANSFER_BOUND_RATIO = 0.5
+#: TensorFlow's allocator peak (or NVML's used memory) >= 90% of the GPU's: the next larger
+#: batch or a fragment will raise ResourceExhaustedError.
+GPU_MEMORY_NEAR_FULL = 0.90
+#: Other processes holding >= 25% of a GPU's memory shrink what the run can use.
+GPU_OTHERS_MEMORY_SHARE = 0.25
+#: Power or thermal throttling in >= 10% of the GPU samples is more than a passing spike.
+THROTTLE_MIN_SHARE = 0.10
+
+_THROTTLE_WORDS = ("power", "thermal", "slowdown", "brake")
+
+
+def _tf_gpus(facts: RunFacts) -> list[dict[str, Any]] | None:
+    tf = facts.section("tensorflow")
+    if not tf.get("installed"):
+        return None
+    devices = tf.get("physical_devices")
+    if not isinstance(devices, list):
+        return None
+    return [d for d in devices if isinstance(d, dict) and d.get("device_type") == "GPU"]
+
+
+def _gpu_series(facts: RunFacts) -> dict[int, list[Any]]:
+    series: dict[int, list[Any]] = {}
+    for s in facts.active:
+        for g in s.gpus:
+            series.setdefault(g.index, []).append(g)
+    return series
+
+
+def gpu_not_used(facts: RunFacts) -> Iterator[Finding]:
+    """NVML sees a GPU but TensorFlow lists none: critical, with the likely reason."""
+    hw = [g for g in facts.fingerprint.get("gpus") or [] if isinstance(g, dict)]
+    tf_gpus = _tf_gpus(facts)
+    if not hw or tf_gpus is None or tf_gpus:
+        return
+    tf = facts.section("tensorflow")
+    env = facts.env
+    visible = env.get("CUDA_VISIBLE_DEVICES")
+    build = tf.get("build_info") or {}
+    if visible is not None and str(visible).strip() in ("", "-1"):
+        cause = f"CUDA_VISIBLE_DEVICES={visible!r} hides every GPU from TensorFlow"
+        fix = (
+            "unset CUDA_VISIBLE_DEVICES (or set it to the GPUs to use: export "
+            "CUDA_VISIBLE_DEVICES=0)"
+        )
+    elif build.get("is_cuda_build") is False:
+        cause = f"this TensorFlow ({tf.get('version')}) is a CPU-only build"
+        fix = "pip uninstall -y tensorflow-cpu && pip install 'tensorflow[and-cuda]'"
+    else:
+        cause = "TensorFlow could not load the CUDA libraries or the driver is too old for them"
+        fix = "tfres doctor  # names the missing library or the driver/CUDA mismatch"
+    names = ", ".join(f"GPU {g.get('index')}: {g.get('name')}" for g in hw)
+    yield Finding(
+        rule="gpu_not_used",
+        severity="critical",
+        title="A GPU is present but TensorFlow cannot see it",
+        evidence=f"NVML lists {names}; tf.config.list_physical_devices('GPU') is empty",
+        cause=cause,
+        fix=fix,
+        span=None,
+        impact=1.0,
+    )
+
+
+def gpu_idle(facts: RunFacts) -> Iterator[Finding]:
+    """GPUs sampled, TensorFlow sees them, yet every one averaged < 5% utilization."""
+    series = _gpu_series(facts)
+    if not series or _tf_gpus(facts) == []:
+        return
+    utils = {i: mean(g.util_percent for g in gs) for i, gs in series.items()}
+    if any(u is None or u >= GPU_IDLE_UTIL_PERCENT for u in utils.values()):
+        return
+    held = [
+        g.process_memory_used_bytes
+        for gs in series.values()
+        for g in gs
+        if g.process_memory_used_bytes
+    ]
+    cpu = mean(s.process_cpu_percent for s in facts.active)
+    listing = ", ".join(f"GPU {i} {u:.0f}%" for i, u in utils.items() if u is not None)
+    yield Finding(
+        rule="gpu_idle",
+        severity="warning",
+        title="GPU idle: the run did its work elsewhere",
+        evidence=(
+            f"mean utilization {listing} {span_text(facts.window)}; the run's GPU memory "
+            f"{size(max(held)) if held else 'none'}; its CPU averaged "
+            f"{'n/a' if cpu is None else f'{cpu:.0f}%'}"
+        ),
+        cause=(
+            "the model ran on the CPU (ops pinned with tf.device('/CPU:0'), NumPy/scikit-learn "
+            "work, or a CPU-only TensorFlow in the child's environment)"
+        ),
+        fix=(
+            "print(tf.config.list_physical_devices('GPU')); "
+            "tf.debugging.set_log_device_placement(True)"
+        ),
+        span=facts.window,
+        impact=0.9,
+    )
+
+
+def _transfer(facts: RunFacts) -> tuple[str, float, float] | None:
+    """(workload, transfer s, compute s) where a GPU workload's copy rivals its compute.
+
+    ``tf_matmul`` (tfres bench) times the host-to-device copy apart from the matmul:
+    ``details["transfer_seconds_median"]`` against ``seconds_median``.
+    """
+    keys = ("transfer_seconds_median", "transfer_seconds", "host_to_device_seconds")
+    for w in facts.record.workloads:
+        if not str(w.get("device", "")).upper().startswith("GPU"):
+            continue
+        d = w.get("details") or {}
+        transfer = next((d[k] for k in keys if isinstance(d.get(k), (int, float))), None)
+        compute = d.get("compute_seconds", w.get("seconds_median"))
+        if not isinstance(compute, (int, float)) or not transfer or compute <= 0:
+            continue
+        if transfer >= TRANSFER_BOUND_RATIO * compute:
+            name = " ".join(str(x) for x in (w.get("name"), d.get("variant")) if x)
+            return name, float(transfer), float(compute)
+    return None
+
+
+def gpu_underused(facts: RunFacts) -> Iterator[Finding]:
+    """5-50% mean utilization with spare memory, or a transfer as long as the compute."""
+    series = _gpu_series(facts)
+    transfer = _transfer(facts)
+    if transfer:
+        name, t, c = transfer
+        yield Finding(
+            rule="gpu_transfer_bound",
+            severity="warning",
+            title=f"Transfer-bound: {name} copies for as long as it computes",
+            evidence=(
+                f"{name}: host-to-device {seconds(t)} against {seconds(c)} of compute "
+                f"({t / c:.1f}x)"
+            ),
+            cause="the data crosses PCIe every step and the GPU waits for it",
+            fix=(
+                "keep data on the GPU between steps and prefetch to it: dataset.apply("
+                "tf.data.experimental.prefetch_to_device('/GPU:0')); do more work per copy (larger "
+                "batch)"
+            ),
+            span=None,
+            impact=min(1.0, t / (t + c)),
+        )
+    for index, gs in series.items():
+        util = mean(g.util_percent for g in gs)
+        used = mean(g.memory_used_bytes for g in gs)
+        total = next((g.memory_total_bytes for g in gs if g.memory_total_bytes), None)
+        if util is None or not (GPU_IDLE_UTIL_PERCENT <= util < GPU_UNDERUSED_UTIL_PERCENT):
+            continue
+        if used is None or not total or used / total >= GPU_SPARE_MEMORY_SHARE:
+            continue
+        yield Finding(
+            rule="gpu_underused",
+            severity="warning",
+            title=(
+                f"GPU {index} underused: {util:.0f}% busy with {pct(1 - used / total)} of its "
+                "memory free"
+            ),
+            evidence=(
+                f"GPU {index} mean utilization {util:.0f}%, memory {size(used)} of {size(total)}, "
+                f"{span_text(facts.window)}"
+            ),
+            cause=(
+                "each step gives the GPU too little work: a small batch, per-step Python overhead, "
+                "or the host feeding it too slowly"
+            ),
+            fix=(
+                "raise the batch size (tfres batch-size script.py:build_model), run several steps "
+                "per call: model.compile(..., steps_per_execution=32, jit_compile=True), and "
+                "prefetch"
+            ),
+            span=facts.window,
+            impact=1.0 - util / 100.0,
+        )
+
+
+def gpu_memory_peak(facts: RunFacts) -> Iterator[Finding]:
+    """The TF allocator's peak >= 90% of a GPU's memory, or others holding >= 25% of it."""
+    totals: dict[int, int] = {}
+    for s in facts.record.samples:
+        for g in s.gpus:
+            if g.memory_total_bytes:
+                totals[g.index] = g.memory_total_bytes
+    for g in facts.fingerprint.get("gpus") or []:
+        if isinstance(g, dict) and isinstance(g.get("memory_total_bytes"), int):
+            totals.setdefault(int(g.get("index", 0)), g["memory_total_bytes"])
+    for index, total in sorted(totals.items()):
+        peaks = [
+            int(m.get("peak_bytes") or 0)
+            for s in facts.record.samples
+            for dev, m in s.tf_memory.items()
+            if dev.upper() == f"GPU:{index}"
+        ]
+        peak = max(peaks, default=0)
+        if peak >= GPU_MEMORY_NEAR_FULL * total:
+            yield Finding(
+                rule="gpu_memory_peak",
+                severity="warning",
+                title=f"GPU {index} memory nearly full: TensorFlow peaked at {pct(peak / total)}",
+                evidence=f"TensorFlow allocator peak {size(peak)} of {size(total)} on GPU {index}",
+                cause="the batch, activations and optimizer state almost fill the GPU",
+                fix=(
+                    "lower the batch size or use mixed precision: "
+                    "keras.mixed_precision.set_global_policy('mixed_float16')"
+                ),
+                span=None,
+                impact=peak / total,
+            )
+        others = [
+            (g.memory_used_bytes - g.process_memory_used_bytes)
+            for s in facts.active
+            for g in s.gpus
+            if g.index == index
+            and g.memory_used_bytes is not None
+            and g.process_memory_used_bytes is not None
+        ]
+        held = mean(others)
+        if held is not None and held >= GPU_OTHERS_MEMORY_SHARE * total:
+            procs = [
+                p
+                for g in facts.fingerprint.get("gpus") or []
+                if isinstance(g, dict) and g.get("index") == index
+                for p in g.get("processes") or []
+            ]
+            named = (
+                ", ".join(
+                    f"{p.get('name')} (pid {p.get('pid')}, {size(p.get('used_memory_bytes'))})"
+                    for p in procs[:3]
+                )
+                or "not named in this record"
+            )
+            yield Finding(
+                rule="background_gpu",
+                severity="warning",
+                title=f"Other processes hold {pct(held / total)} of GPU {index}'s memory",
+                evidence=(
+                    f"{size(held)} of {size(total)} on GPU {index} used outside the run; "
+                    f"processes: {named}"
+                ),
+                cause="another program shares the GPU and its memory",
+                fix=(
+                    "nvidia-smi  # find and stop it, or run on another GPU: export "
+                    "CUDA_VISIBLE_DEVICES=1"
+                ),
+                span=facts.window,
+                impact=held / total,
+            )
+
+
+def gpu_throttled(facts: RunFacts) -> Iterator[Finding]:
+    """Power or thermal throttle reasons in >= 10% of a GPU's samples (NVML)."""
+    for index, gs in _gpu_series(facts).items():
+        hits = [
+            g
+            for g in gs
+            if any(w in r.lower() for r in g.throttle_reasons for w in _THROTTLE_WORDS)
+        ]
+        if not gs or len(hits) / len(gs) < THROTTLE_MIN_SHARE:
+            continue
+        reasons = sorted(
+            {
+                r
+                for g in hits
+                for r in g.throttle_reasons
+                if any(w in r.lower() for w in _THROTTLE_WORDS)
+            }
+        )
+        clocks = [g.sm_clock_mhz for g in gs if g.sm_clock_mhz]
+        temps = [g.temperature_celsius for g in gs if g.temperature_celsius is not None]
+        power = [g.power_watts for g in gs if g.power_watts is not None]
+        parts = [f"{', '.join(reasons)} in {pct(len(hits) / len(gs))} of GPU {index}'s samples"]
+        if clocks:
+            parts.append(f"SM clock {min(clocks)}-{max(clocks)} MHz")
+        if temps:
+            parts.append(f"up to {max(temps):.0f} C")
+        if power:
+            parts.append(f"up to {max(power):.0f} W")
+        thermal = any("thermal" in r.lower() for r in reasons)
+        yield Finding(
+            rule="gpu_throttled",
+            severity="warning",
+            title=f"GPU {index} throttled for {'temperature' if thermal else 'power'}",
+            evidence="; ".join(parts) + f", {span_text(facts.window)}",
+            cause=(
+                "the GPU lowered its clocks because it ran hot (cooling, airflow, dust)"
+                if thermal
+                else "the GPU lowered its clocks to stay within its power limit"
+            ),
+            fix=(
+                "nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER  # check cooling and the power "
+                "limit (nvidia-smi -pl needs admin rights)"
+            ),
+            span=facts.window,
+            impact=len(hits) / len(gs),
+        )

@@ -1,0 +1,419 @@
+"""The resource sampler: a background thread that reads the host, a process tree, the GPUs
+and the TensorFlow allocator every ``interval`` seconds.
+
+    with Sampler(0.1) as s:
+        train()
+    s.samples  # -> list[Sample]
+
+The loop keeps a steady beat (``t0 + k * interval``) and the first sample is taken at start,
+the last one at stop. GPUs are read on their own thread: a slow or failing NVML never holds
+up the host samples. Storage is bounded (:class:`tfres.sampler.retention.BoundedTimeline`): the last
+10 minutes at full resolution, min/mean/max buckets before. Clock and readers are
+injectable, so tests call :meth:`Sampler.sample_once` with a fake clock and never sleep.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from tfres.backends.others import OtherProcesses, ProcessCpu, read_processes
+from tfres.backends.proc import HostReader, HostReading, ProcessTree, TreeReading, usable_cpu_cores
+from tfres.sampler.gpu_poll import GpuPoller
+from tfres.sampler.retention import (
+    DEFAULT_BUCKET_SECONDS,
+    DEFAULT_MAX_BUCKETS,
+    DEFAULT_WINDOW_SECONDS,
+    BoundedTimeline,
+)
+from tfres.timeline import GpuSample, Mark, Phase, Sample
+
+__all__ = ["Sampler", "DEFAULT_INTERVAL_SECONDS", "MAX_INTERVAL_SECONDS", "check_interval"]
+
+log = logging.getLogger("tfres")
+
+#: 10 Hz: fine enough to see a step stall, cheap enough to leave on (see docs/benchmarks.md).
+DEFAULT_INTERVAL_SECONDS = 0.1
+#: Above an hour a "timeline" has too few points to be one; such a value is a typo.
+MAX_INTERVAL_SECONDS = 3600.0
+
+
+def check_interval(interval: float) -> float:
+    """Return ``interval`` if it is a usable sampling interval, else raise ValueError."""
+    if not isinstance(interval, (int, float)) or isinstance(interval, bool):
+        raise ValueError(f"interval must be a number of seconds (got {interval!r})")
+    if not interval > 0:
+        raise ValueError(f"interval must be > 0 seconds (got {interval!r})")
+    if interval > MAX_INTERVAL_SECONDS:
+        raise ValueError(
+            f"interval must be at most {MAX_INTERVAL_SECONDS:.0f} seconds (got {interval!r})"
+        )
+    return float(interval)
+
+
+class Sampler:
+    """Sample the host and the process tree of ``pid`` (this process by default).
+
+    - ``gpus``: True reads every GPU NVML sees (the ones ``CUDA_VISIBLE_DEVICES`` leaves, when
+      it names them), a list reads those NVML indices, False none. On a machine with no
+      NVIDIA driver samples have ``gpus == ()`` and ``extra["gpu_reason"]`` says why.
+    - ``tf_memory``: read TensorFlow's allocator (only ever for this process, only once the
+      program itself has started TensorFlow; never imports it). None: when ``pid`` is ours.
+    - ``full_memory_every``: USS/PSS on every Nth sample; None: about once a second, less
+      often where reading them is slow (at most 0.1% of a core). The samples in between
+      have ``process_uss_bytes = None``.
+    - ``window_seconds``/``bucket_seconds``/``max_buckets``: the storage bound.
+    - ``others``: also scan the other processes' CPU (at start, every 3 s or further apart
+      when slow, at stop; :class:`tfres.backends.others.OtherProcesses`), so that
+      :meth:`top_processes` names the busiest processes outside the tree over the whole
+      run. ``others_reader`` replaces the process listing (tests).
+
+    ``process_cpu_share_percent`` is relative to the cores the tree may use: the cgroup CPU
+    quota if one applies, else the CPU affinity; ``extra["cpu_share_of"]`` names which.
+    """
+
+    def __init__(
+        self,
+        interval: float = DEFAULT_INTERVAL_SECONDS,
+        *,
+        pid: int | None = None,
+        children: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+        host_reader: Callable[[], HostReading] | None = None,
+        tree_reader: Callable[[], TreeReading] | None = None,
+        on_sample: Callable[[Sample], None] | None = None,
+        gpus: bool | Sequence[int] = True,
+        gpu_reader: Any = None,
+        tf_memory: bool | None = None,
+        tf_reader: Callable[[], dict[str, dict[str, int]] | None] | None = None,
+        full_memory_every: int | None = None,
+        cpu_cores: tuple[float, str] | None = None,
+        window_seconds: float = DEFAULT_WINDOW_SECONDS,
+        bucket_seconds: float = DEFAULT_BUCKET_SECONDS,
+        max_buckets: int = DEFAULT_MAX_BUCKETS,
+        others: bool = True,
+        others_reader: Callable[[], Iterable[ProcessCpu]] | None = None,
+    ) -> None:
+        self.interval = check_interval(interval)
+        self.pid = os.getpid() if pid is None else int(pid)
+        self._clock = clock
+        self._read_host = host_reader or HostReader().read
+        if tree_reader is None:
+            tree_reader = ProcessTree(
+                self.pid,
+                children=children,
+                full_memory_every=full_memory_every,
+                full_memory_seconds=1.0 if full_memory_every is None else None,
+            ).read
+        self._read_tree = tree_reader
+        self._listeners: list[Callable[[Sample], None]] = [on_sample] if on_sample else []
+        if tf_memory is None:
+            tf_memory = self.pid == os.getpid()
+        if tf_reader is None and tf_memory:
+            from tfres.backends.tf_memory import TfMemoryReader
+
+            tf_reader = TfMemoryReader().read
+        self._read_tf = tf_reader if tf_memory else None
+        #: the scan of the other processes' CPU (None with ``others=False``)
+        self.others: OtherProcesses | None = None
+        if others:
+            self.others = OtherProcesses(clock=clock, reader=others_reader or read_processes)
+        #: every pid seen in the watched tree (left out of the other processes)
+        self._tree_pids: set[int] = {self.pid}
+        self._gpus_wanted = gpus
+        self._gpu_reader = gpu_reader
+        self._gpu: GpuPoller | None = None
+        self._cpu_cores = cpu_cores
+        self._timeline = BoundedTimeline(
+            window_seconds=window_seconds, bucket_seconds=bucket_seconds, max_buckets=max_buckets
+        )
+        self._marks: list[Mark] = []
+        self._phases: list[Phase] = []
+        self._notes: list[str] = []
+        #: facts about how the samples were taken (denominators, GPU reason), for record.extra
+        self.extra: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._t0: float | None = None
+        self._prev: tuple[float, HostReading, TreeReading] | None = None
+        self._prepared = False
+        #: CPU seconds the sampling thread itself has used (its own cost)
+        self.cpu_seconds = 0.0
+        #: samples taken so far (kept or folded into aggregates)
+        self.count = 0
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def _prepare(self) -> None:
+        if self._prepared:
+            return
+        self._prepared = True
+        if self._cpu_cores is None:
+            try:
+                self._cpu_cores = usable_cpu_cores(self.pid)
+            except Exception as err:  # a denominator we cannot read leaves share None
+                log.debug("usable CPU cores unknown: %s", err)
+        if self._cpu_cores is not None:
+            self.extra["cpu_share_of"] = self._cpu_cores[1]
+            self.extra["cpu_share_cores"] = self._cpu_cores[0]
+        if self._gpus_wanted is not False or self._gpu_reader is not None:
+            self._gpu = GpuPoller.open(
+                self._gpus_wanted, reader=self._gpu_reader, interval=self.interval, note=self.note
+            )
+            if self._gpu.reason is not None:
+                self.extra["gpu_reason"] = self._gpu.reason
+                if self._gpus_wanted not in (True, False):  # asked for by index: say so
+                    self.note(f"GPUs {list(self._gpus_wanted)} not read: {self._gpu.reason}")  # type: ignore[arg-type]
+
+    def start(self) -> Sampler:
+        """Take the first sample and start the background thread."""
+        if self._thread is not None:
+            raise RuntimeError("this Sampler was already started; make a new one")
+        self._prepare()
+        self.sample_once()  # the first sample: t_seconds == 0
+        self._scan_others()
+        self._thread = threading.Thread(target=self._loop, name="tfres-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop the thread and take the last sample; calling it twice does nothing."""
+        if self._thread is None or self._stop.is_set():
+            return
+        self._stop.set()
+        self._thread.join()
+        try:
+            self.sample_once()
+        except Exception as err:
+            log.warning("tfres sampler: last reading failed: %s", err)
+        self._scan_others()
+        if self._gpu is not None:
+            self._gpu.close()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and not self._stop.is_set()
+
+    def __enter__(self) -> Sampler:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _loop(self) -> None:
+        deadline = self._clock() + self.interval
+        while not self._stop.wait(max(0.0, deadline - self._clock())):
+            started = time.thread_time()
+            try:
+                self.sample_once()
+            except Exception as err:  # a sampler must never kill the run it watches
+                log.warning("tfres sampler: reading failed: %s", err)
+                self.note(f"a reading failed and was skipped: {err}")
+            if self.others is not None and self.others.due():
+                self._scan_others()
+            self.cpu_seconds += time.thread_time() - started
+            deadline += self.interval
+            now = self._clock()
+            if deadline < now:  # fell behind (a suspended machine?): skip the missed beats
+                deadline = now + self.interval
+
+    def _scan_others(self) -> None:
+        if self.others is None:
+            return
+        try:
+            with self._lock:
+                tree = set(self._tree_pids)
+            self.others.scan(exclude=tree)
+        except Exception as err:  # a listing that fails costs only the names
+            log.debug("tfres sampler: scanning the other processes failed: %s", err)
+
+    def top_processes(self, n: int = 5) -> list[dict[str, Any]] | None:
+        """The busiest processes outside the watched tree over the run, busiest first.
+
+        ``[{"pid", "name", "cpu_percent"}]`` (100 = one core, averaged from the first scan
+        to the last); None when the sampler was made with ``others=False`` or has not been
+        started and stopped (it needs two scans). tfres's own process is left out.
+
+            with Sampler(0.1) as s:
+                train()
+            s.top_processes()  # [{"pid": 812, "name": "chrome", "cpu_percent": 93.0}]
+        """
+        if self.others is None:
+            return None
+        with self._lock:
+            tree = set(self._tree_pids)
+        return self.others.top(n, exclude=tree)
+
+    # -- readings ------------------------------------------------------------------------
+    @property
+    def t0(self) -> float | None:
+        """The start of the timeline on the sampler's clock (``time.monotonic`` by default)."""
+        return self._t0
+
+    def elapsed(self) -> float:
+        """Seconds since :meth:`start` on the sampler's clock (0 before start)."""
+        return 0.0 if self._t0 is None else self._clock() - self._t0
+
+    def add_listener(self, fn: Callable[[Sample], None]) -> None:
+        """Call ``fn(sample)`` after every sample (on the sampler thread; keep it quick)."""
+        self._listeners.append(fn)
+
+    def sample_once(self) -> Sample:
+        """Take one sample now and keep it."""
+        self._prepare()
+        now = self._clock()
+        if self._t0 is None:
+            self._t0 = now
+        host = self._read_host()
+        tree = self._read_tree()
+        t = round(now - self._t0, 6)
+        gpus = self._gpu.read(tree.pids, t) if self._gpu is not None else ()
+        tf_memory = None
+        if self._read_tf is not None:
+            try:
+                tf_memory = self._read_tf()
+            except Exception as err:
+                log.debug("TensorFlow allocator reading failed: %s", err)
+        sample = self._make_sample(now, t, host, tree, gpus, tf_memory)
+        with self._lock:
+            self._tree_pids.update(tree.pids)
+            self._timeline.add(sample)
+            self.count += 1
+        for fn in self._listeners:
+            try:
+                fn(sample)
+            except Exception as err:  # a listener must not stop the sampling
+                log.warning("tfres sampler: listener %r failed: %s", fn, err)
+        return sample
+
+    def _make_sample(
+        self,
+        now: float,
+        t: float,
+        host: HostReading,
+        tree: TreeReading,
+        gpus: tuple[GpuSample, ...],
+        tf_memory: dict[str, dict[str, int]] | None,
+    ) -> Sample:
+        prev = self._prev
+        self._prev = (now, host, tree)
+        rates: dict[str, float | None] = {}
+        proc_cpu: float | None = None
+        share: float | None = None
+        if prev is not None and now > prev[0]:
+            dt = now - prev[0]
+            ph = prev[1]
+            for name, a, b in (
+                ("disk_read_bytes_per_second", ph.disk_read_bytes, host.disk_read_bytes),
+                ("disk_write_bytes_per_second", ph.disk_write_bytes, host.disk_write_bytes),
+                ("net_sent_bytes_per_second", ph.net_sent_bytes, host.net_sent_bytes),
+                ("net_recv_bytes_per_second", ph.net_recv_bytes, host.net_recv_bytes),
+            ):
+                rates[name] = None if a is None or b is None else round(max(0.0, (b - a) / dt), 1)
+            if tree.pids:
+                proc_cpu = round(max(0.0, (tree.cpu_seconds - prev[2].cpu_seconds) / dt * 100.0), 2)
+                if self._cpu_cores is not None and self._cpu_cores[0] > 0:
+                    share = round(min(100.0, proc_cpu / self._cpu_cores[0]), 2)
+        alive = bool(tree.pids)
+        return Sample(
+            t_seconds=t,
+            cpu_percent=host.cpu_percent,
+            cpu_per_core_percent=host.cpu_per_core_percent,
+            memory_used_bytes=host.memory_used_bytes,
+            memory_available_bytes=host.memory_available_bytes,
+            swap_used_bytes=host.swap_used_bytes,
+            process_cpu_percent=proc_cpu,
+            process_cpu_share_percent=share,
+            process_count=len(tree.pids),
+            process_threads=tree.threads if alive else None,
+            process_rss_bytes=tree.rss_bytes if alive else None,
+            process_uss_bytes=tree.uss_bytes,
+            process_pss_bytes=tree.pss_bytes,
+            gpus=tuple(gpus),
+            tf_memory=tf_memory or {},
+            **rates,  # type: ignore[arg-type]
+        )
+
+    # -- marks and phases ----------------------------------------------------------------
+    def mark(self, label: str) -> Mark:
+        """Put a labelled instant on the timeline."""
+        m = Mark(t_seconds=round(self.elapsed(), 6), label=str(label))
+        with self._lock:
+            self._marks.append(m)
+        return m
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Mark a named span of the timeline: ``with s.phase("epoch 1"): ...``."""
+        start = self.elapsed()
+        try:
+            yield
+        finally:
+            self.add_phase(name, start, self.elapsed())
+
+    def add_phase(self, name: str, start_seconds: float, end_seconds: float | None) -> Phase:
+        """Add a span measured elsewhere (a Keras callback's epoch) to the timeline."""
+        p = Phase(
+            str(name),
+            round(start_seconds, 6),
+            None if end_seconds is None else round(end_seconds, 6),
+        )
+        with self._lock:
+            self._phases.append(p)
+        return p
+
+    def note(self, text: str) -> None:
+        """Record something that could not be read, in words; it goes into the record."""
+        with self._lock:
+            if text not in self._notes:
+                self._notes.append(text)
+
+    @property
+    def samples(self) -> list[Sample]:
+        """The full-resolution samples (the last ``window_seconds`` of a long run)."""
+        with self._lock:
+            return self._timeline.samples
+
+    @property
+    def aggregates(self) -> list[dict[str, Any]]:
+        """Min/mean/max buckets of the samples older than the window (see tfres.retention)."""
+        with self._lock:
+            return self._timeline.aggregates
+
+    @property
+    def latest(self) -> Sample | None:
+        """The most recent sample, or None before the first."""
+        with self._lock:
+            return self._timeline.latest
+
+    @property
+    def marks(self) -> list[Mark]:
+        with self._lock:
+            return list(self._marks)
+
+    @property
+    def phases(self) -> list[Phase]:
+        with self._lock:
+            return list(self._phases)
+
+    @property
+    def notes(self) -> list[str]:
+        with self._lock:
+            return list(self._notes)
+
+    def storage(self) -> dict[str, Any]:
+        """How the timeline was stored, for ``record.extra["timeline"]``."""
+        with self._lock:
+            tl = self._timeline
+            return {
+                "window_seconds": tl.window_seconds,
+                "bucket_seconds": tl.bucket_seconds,
+                "max_buckets": tl.max_buckets,
+                "samples_taken": self.count,
+                "samples_folded": tl.folded,
+            }

@@ -1,0 +1,394 @@
+"""Step attribution: how much of each training step waits for input, and how much computes.
+
+Two ways to measure it, both giving the *input-wait fraction* the ``input_bound`` rule reads:
+
+- :func:`timed` wraps the data iterable of a custom training loop and times every step:
+  the time spent inside ``next()`` is input wait, the rest of the step is compute::
+
+      for x, y in tfres.steps.timed(dataset, monitor=m):
+          train_step(x, y)
+
+  Each step becomes a ``record.steps`` entry ``{t_seconds, duration_seconds, epoch, step,
+  input_wait_seconds}``.
+- :func:`measure_input_wait` follows the tf.data performance guide: it times the input
+  pipeline alone, the model on one cached batch, and the full run; the input-wait fraction is
+  ``max(0, (full - compute_only) / full)``. It works for ``model.fit``-style training where
+  ``next()`` is out of reach.
+
+Under ``tfres run`` a program that never touches the parent's record still reports its steps:
+:func:`timed` appends them, one JSON line each, to the file named by ``$TFRES_STEPS_FILE``
+when that is set, and :func:`read_steps_file` turns the file back into ``record.steps``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import statistics
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tfres.record import Record
+    from tfres.watch.monitor import Monitor
+
+__all__ = [
+    "STEPS_FILE_ENV",
+    "StepTimer",
+    "timed",
+    "read_steps_file",
+    "StepsFile",
+    "InputWaitMeasurement",
+    "measure_input_wait",
+]
+
+log = logging.getLogger("tfres")
+
+#: The environment variable naming the JSON-lines file :func:`timed` appends steps to.
+STEPS_FILE_ENV = "TFRES_STEPS_FILE"
+
+
+class StepsFile:
+    """Where a timed training sends its steps for the ``tfres run`` that watches it.
+
+    ``tfres run`` sets ``$TFRES_STEPS_FILE``; each step is appended as one JSON line with
+    its start on the monotonic and the wall clock, and :func:`read_steps_file` turns the
+    lines back into ``record.steps``. With no path (``from_env=False``, or the variable
+    unset) nothing is written. A write that fails is logged once and writing stops; the
+    steps stay in memory.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        from_env: bool = True,
+        flush_each: bool = True,
+    ) -> None:
+        if path is None and from_env:
+            path = os.environ.get(STEPS_FILE_ENV) or None
+        self.path: Path | None = Path(path) if path else None
+        self._flush_each = flush_each
+        self._fh: IO[str] | None = None
+
+    def write(self, step: dict[str, Any], *, t_monotonic: float, t_wall: float) -> None:
+        if self.path is None:
+            return
+        line = dict(step, t_monotonic=round(t_monotonic, 6), t_wall=round(t_wall, 6))
+        try:
+            if self._fh is None:
+                self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+            self._fh.write(json.dumps(line) + "\n")
+            if self._flush_each:
+                self._fh.flush()
+        except (OSError, ValueError) as err:
+            log.warning(
+                "tfres: cannot write steps to %s (%s); keeping them in memory only", self.path, err
+            )
+            self.path = None
+
+    def flush(self) -> None:
+        if self._fh is not None:
+            self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            try:
+                self._fh.close()
+            except OSError:
+                pass
+            self._fh = None
+
+
+class StepTimer:
+    """Times the steps of a training loop; one timer can serve several epochs.
+
+    ``monitor`` (a :class:`tfres.watch.monitor.Monitor`) receives the steps in its record, on its
+    timeline; ``steps_file`` (default ``$TFRES_STEPS_FILE``) receives them as JSON lines.
+    ``timer.steps`` holds them in any case, with ``t_seconds`` from the monitor's start, or
+    from the timer's creation when there is no monitor.
+
+        timer = StepTimer()
+        for epoch in range(3):
+            for x, y in timer.timed(dataset, epoch=epoch):
+                train_step(x, y)
+        timer.input_wait_fraction  # e.g. 0.42
+    """
+
+    def __init__(
+        self,
+        *,
+        monitor: Monitor | None = None,
+        steps_file: str | os.PathLike[str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._clock = clock
+        self._monitor = monitor
+        self._file = StepsFile(steps_file)
+        self._t0 = clock()
+        self._offset = monitor.sampler.elapsed() - self._t0 if monitor is not None else -self._t0
+        self._next_step = 0
+        #: every step timed so far, as ``record.steps`` entries
+        self.steps: list[dict[str, Any]] = []
+
+    def timed(self, iterable: Iterable[Any], *, epoch: int | None = None) -> Iterator[Any]:
+        """Yield the items of ``iterable``, timing each step (see :func:`timed`)."""
+        clock = self._clock
+        iterator = iter(iterable)
+        while True:
+            asked = clock()
+            try:
+                item = next(iterator)
+            except StopIteration:
+                return
+            got = clock()
+            try:
+                yield item
+            finally:
+                # the step ends when the loop asks for the next item, breaks or raises
+                self._record(epoch, asked, got - asked, clock() - asked)
+
+    def _record(self, epoch: int | None, start: float, wait: float, duration: float) -> None:
+        step = {
+            "t_seconds": round(start + self._offset, 6),
+            "duration_seconds": round(duration, 9),
+            "epoch": epoch,
+            "step": self._next_step,
+            "input_wait_seconds": round(wait, 9),
+        }
+        self._next_step += 1
+        self.steps.append(step)
+        if self._monitor is not None:
+            self._monitor.record.steps.append(dict(step))
+        self._file.write(step, t_monotonic=start, t_wall=time.time() - (self._clock() - start))
+
+    @property
+    def steps_file(self) -> Path | None:
+        """The file steps are appended to, or None."""
+        return self._file.path
+
+    def close(self) -> None:
+        """Close the steps file (also done when the timer is garbage collected)."""
+        self._file.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    @property
+    def input_wait_fraction(self) -> float | None:
+        """Input wait over step time for the steps so far; None before the first step."""
+        from tfres.diagnosis.facts import input_wait_fraction
+
+        return input_wait_fraction(self.steps)
+
+
+def timed(
+    iterable: Iterable[Any],
+    *,
+    epoch: int | None = None,
+    monitor: Monitor | None = None,
+    steps_file: str | os.PathLike[str] | None = None,
+    timer: StepTimer | None = None,
+) -> Iterator[Any]:
+    """Iterate ``iterable`` and time each step of the loop body: input wait versus compute.
+
+    A step runs from the moment the loop asks for an item to the moment it asks for the
+    next one (or leaves the loop); the part spent inside ``next()`` is ``input_wait_seconds``.
+    With eager TensorFlow on a GPU, read a result inside the loop (``float(loss)``) so the
+    step's work has finished when the next item is asked for. Steps go to ``monitor``'s
+    record, to ``steps_file`` / ``$TFRES_STEPS_FILE``, and to ``timer.steps`` when a
+    :class:`StepTimer` is given (pass one to read the fraction afterwards).
+
+        with tfres.monitor(label="custom loop") as m:
+            for x, y in tfres.steps.timed(dataset, monitor=m):
+                loss = train_step(x, y)
+    """
+    t = timer or StepTimer(monitor=monitor, steps_file=steps_file)
+    return t.timed(iterable, epoch=epoch)
+
+
+def read_steps_file(
+    path: str | os.PathLike[str],
+    *,
+    t0_monotonic: float | None = None,
+    t0_wall: float | None = None,
+) -> list[dict[str, Any]]:
+    """``record.steps`` from a file :func:`timed` wrote under ``$TFRES_STEPS_FILE``.
+
+    ``t_seconds`` is put on the reader's timeline: seconds after ``t0_monotonic`` (the same
+    clock, ``time.monotonic``, is shared by all processes of a Linux host), else after
+    ``t0_wall`` (``time.time()``), else as the writer stored it. A missing file gives ``[]``;
+    a damaged line (a process killed mid-write) is skipped.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    steps: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(raw, dict) or not isinstance(raw.get("duration_seconds"), (int, float)):
+            continue
+        step = {
+            k: raw.get(k)
+            for k in ("t_seconds", "duration_seconds", "epoch", "step", "input_wait_seconds")
+        }
+        if t0_monotonic is not None and isinstance(raw.get("t_monotonic"), (int, float)):
+            step["t_seconds"] = round(raw["t_monotonic"] - t0_monotonic, 6)
+        elif t0_wall is not None and isinstance(raw.get("t_wall"), (int, float)):
+            step["t_seconds"] = round(raw["t_wall"] - t0_wall, 6)
+        steps.append(step)
+    return steps
+
+
+@dataclass(frozen=True)
+class InputWaitMeasurement:
+    """What :func:`measure_input_wait` found; times are medians per step, in seconds.
+
+    ``input_wait_fraction`` is ``max(0, (full - compute_only) / full)``, clipped to 0-1:
+    the share of a training step the model spends waiting for data.
+    """
+
+    steps: int
+    repeats: int
+    input_seconds_per_step: float
+    compute_seconds_per_step: float
+    full_seconds_per_step: float
+    input_wait_fraction: float
+
+    @property
+    def band(self) -> str:
+        """``"high"`` (>= 20%), ``"moderate"`` (5-20%) or ``"low"``: the TF Profiler's bands."""
+        from tfres.diagnosis.rules.input import INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE
+
+        if self.input_wait_fraction >= INPUT_BOUND_HIGH:
+            return "high"
+        return "moderate" if self.input_wait_fraction >= INPUT_BOUND_MODERATE else "low"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(asdict(self), band=self.band)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> InputWaitMeasurement:
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__})
+
+    def save_to(self, record: Record) -> None:
+        """Keep the measurement in ``record.extra["input_wait"]``, where diagnosis reads it."""
+        record.extra["input_wait"] = self.to_dict()
+
+
+def _block(result: Any) -> None:
+    """Wait for a step's result: eager tensors (possibly on a GPU) finish when read."""
+    if isinstance(result, dict):
+        for value in result.values():
+            _block(value)
+    elif isinstance(result, (list, tuple)):
+        for value in result:
+            _block(value)
+    elif hasattr(result, "numpy"):
+        result.numpy()
+
+
+def _keras_step(model: Any) -> Callable[[Any], Any]:
+    def step(batch: Any) -> Any:
+        if isinstance(batch, (tuple, list)):
+            return model.train_on_batch(*batch)
+        return model.train_on_batch(batch)
+
+    return step
+
+
+def measure_input_wait(
+    dataset: Iterable[Any],
+    step: Callable[[Any], Any] | None = None,
+    *,
+    model: Any = None,
+    steps: int = 20,
+    warmup: int = 2,
+    repeats: int = 1,
+    clock: Callable[[], float] = time.perf_counter,
+) -> InputWaitMeasurement:
+    """Measure how much of a training step waits for input, as the tf.data guide recommends.
+
+    Three timings of ``steps`` steps each (medians over ``repeats``, interleaved): the input
+    pipeline alone (iterating ``dataset``), the training step on one cached batch repeated
+    (``dataset.take(1).cache().repeat()`` in effect), and the full run. ``step(batch)``
+    runs one training step; or pass a compiled Keras ``model`` and ``train_on_batch`` is
+    used. ``dataset`` must be iterable more than once (a ``tf.data.Dataset`` is) and hold at
+    least ``warmup + steps`` batches. ``warmup`` steps on the cached batch come first so
+    tracing and graph building are not counted.
+
+        m = tfres.steps.measure_input_wait(train_ds, model=model, steps=30)
+        m.input_wait_fraction  # 0.47: nearly half of each step waits for data
+    """
+    if (step is None) == (model is None):
+        raise ValueError("give exactly one of step= (a callable doing one training step) or model=")
+    if steps < 1 or warmup < 0 or repeats < 1:
+        raise ValueError(
+            f"steps and repeats must be >= 1 and warmup >= 0 (got {steps}, {repeats}, {warmup})"
+        )
+    run = step if step is not None else _keras_step(model)
+
+    first = next(iter(dataset), None)
+    if first is None:
+        raise ValueError("the dataset is empty; measure_input_wait needs at least one batch")
+    for _ in range(warmup):
+        _block(run(first))
+
+    def input_only() -> tuple[float, int]:
+        n = 0
+        t = clock()
+        for _batch in dataset:
+            n += 1
+            if n >= steps:
+                break
+        return clock() - t, n
+
+    def compute_only() -> tuple[float, int]:
+        t = clock()
+        for _ in range(steps):
+            _block(run(first))
+        return clock() - t, steps
+
+    def full() -> tuple[float, int]:
+        n = 0
+        t = clock()
+        for batch in dataset:
+            _block(run(batch))
+            n += 1
+            if n >= steps:
+                break
+        return clock() - t, n
+
+    per_step: dict[str, list[float]] = {"input": [], "compute": [], "full": []}
+    for _ in range(repeats):
+        for name, fn in (("input", input_only), ("compute", compute_only), ("full", full)):
+            seconds, n = fn()
+            if n == 0:
+                raise ValueError(
+                    "the dataset yielded no batches on a second pass; pass a re-iterable dataset"
+                )
+            per_step[name].append(seconds / n)
+    input_s = statistics.median(per_step["input"])
+    compute_s = statistics.median(per_step["compute"])
+    full_s = statistics.median(per_step["full"])
+    fraction = min(1.0, max(0.0, (full_s - compute_s) / full_s)) if full_s > 0 else 0.0
+    return InputWaitMeasurement(
+        steps=steps,
+        repeats=repeats,
+        input_seconds_per_step=input_s,
+        compute_seconds_per_step=compute_s,
+        full_seconds_per_step=full_s,
+        input_wait_fraction=fraction,
+    )

@@ -1,0 +1,309 @@
+"""``tfres run``: real child processes, real signals, a real store."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tfres.cli import main
+from tfres.record import Record
+from tfres.store import Store
+from tfres.watch.command import watch
+
+
+def tfres(*args: str, **kwargs) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tfres", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kwargs,
+    )
+
+
+def only_record(store_path: Path) -> Record:
+    with Store(store_path) as s:
+        runs = s.runs()
+        assert len(runs) == 1, runs
+        return s.get(runs[0].id)
+
+
+def wait_for(path: Path, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{path} never appeared")
+        time.sleep(0.02)
+
+
+def test_exit_status_passes_through_and_the_run_is_saved(store_path, python):
+    out = tfres("run", "--label", "three", "--", python, "-c", "print('hi'); raise SystemExit(3)")
+    assert out.returncode == 3
+    assert out.stdout == "hi\n"  # the command's stdout stays clean: tfres writes to stderr
+    record = only_record(store_path)
+    assert record.kind == "run" and record.label == "three"
+    assert record.status == "partial" and record.exit_code == 3
+    assert "status 3" in record.end_reason
+    assert record.command[-1] == "print('hi'); raise SystemExit(3)"
+
+
+def test_success_is_ok(store_path, tmp_path, python):
+    out_file = tmp_path / "r.json"
+    out = tfres("run", "--interval", "50ms", "--out", str(out_file), "--", python, "-c", "pass")
+    assert out.returncode == 0, out.stderr
+    record = only_record(store_path)
+    assert record.status == "ok" and record.exit_code == 0
+    assert record.interval_seconds == 0.05
+    assert out_file.exists()
+    assert "saved" in out.stderr
+
+
+def test_a_crash_by_signal_is_recorded_as_partial(store_path, python):
+    out = tfres("run", "--", python, "-c", "import os; os.kill(os.getpid(), 9)")
+    assert out.returncode == 128 + 9
+    record = only_record(store_path)
+    assert record.status == "partial"
+    assert record.signal == "SIGKILL" and record.exit_code is None
+
+
+def test_sigterm_to_tfres_reaches_the_command(store_path, tmp_path, python):
+    ready, got = tmp_path / "ready", tmp_path / "got"
+    child = (
+        "import pathlib, signal, sys, time\n"
+        f"def bye(n, f): pathlib.Path({str(got)!r}).write_text('TERM'); sys.exit(7)\n"
+        "signal.signal(signal.SIGTERM, bye)\n"
+        f"pathlib.Path({str(ready)!r}).write_text('')\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tfres", "run", "--", python, "-c", child],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    wait_for(ready)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 7
+    assert got.read_text() == "TERM"
+    record = only_record(store_path)
+    assert record.status == "partial" and record.exit_code == 7
+    assert "SIGTERM (passed on to the command)" in record.end_reason
+
+
+def test_sigint_sent_to_tfres_alone_is_passed_on(store_path, tmp_path, python):
+    ready = tmp_path / "ready"
+    child = f"import pathlib, time; pathlib.Path({str(ready)!r}).write_text(''); time.sleep(60)"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tfres", "run", "--", python, "-c", child],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # no terminal: tfres must pass SIGINT on itself
+    )
+    wait_for(ready)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130  # Python re-raises SIGINT on KeyboardInterrupt
+    record = only_record(store_path)
+    assert record.status == "partial" and record.signal == "SIGINT"
+    assert "SIGINT (passed on to the command)" in record.end_reason
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_ctrl_c_at_the_terminal_ends_the_command_once(store_path, tmp_path, python):
+    import fcntl
+    import termios
+
+    ready, count = tmp_path / "ready", tmp_path / "count"
+    child = (
+        "import pathlib, signal, sys, time\n"
+        "hits = []\n"
+        "def on_int(n, f):\n"
+        "    hits.append(n)\n"
+        f"    pathlib.Path({str(count)!r}).write_text(str(len(hits)))\n"
+        "signal.signal(signal.SIGINT, on_int)\n"
+        f"pathlib.Path({str(ready)!r}).write_text('')\n"
+        "while not hits: time.sleep(0.01)\n"
+        "time.sleep(0.5)\n"  # a second, forwarded SIGINT would land here
+        "sys.exit(5)\n"
+    )
+    master, slave = os.openpty()
+
+    def controlling_tty() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tfres", "run", "--", python, "-c", child],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        preexec_fn=controlling_tty,
+    )
+    os.close(slave)
+    try:
+        wait_for(ready)
+        os.write(master, b"\x03")  # Ctrl-C: the terminal signals the foreground group
+        proc.wait(timeout=60)
+    finally:
+        os.close(master)
+    assert proc.returncode == 5
+    assert count.read_text() == "1"  # the command got Ctrl-C once, not twice
+    record = only_record(store_path)
+    assert record.status == "partial"
+    assert "SIGINT (Ctrl-C at the terminal" in record.end_reason  # not passed on twice
+
+
+def test_unknown_command_is_one_line_and_127(store_path):
+    out = tfres("run", "--", "no-such-command-xyz")
+    assert out.returncode == 127
+    assert out.stderr.strip() == "tfres: error: command not found: no-such-command-xyz"
+    with Store(store_path) as s:
+        assert s.runs() == []
+
+
+def test_a_file_that_is_not_executable_is_126(tmp_path):
+    script = tmp_path / "script.sh"
+    script.write_text("echo hi\n")
+    out = tfres("run", "--no-store", "--", str(script))
+    assert out.returncode == 126
+    assert "not executable" in out.stderr
+
+
+@pytest.mark.parametrize("bad", ["0", "-5", "abc", "2h"])
+def test_bad_interval_is_one_clear_line_and_exit_2(bad, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["run", f"--interval={bad}", "--", "true"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--interval" in err and "interval" in err
+    assert "Traceback" not in err
+
+
+def test_no_command_is_a_usage_error(capsys):
+    assert main(["run"]) == 2
+    assert "no command given" in capsys.readouterr().err
+
+
+def test_the_whole_tree_is_watched(store_path, python):
+    # the grandchild lives longer than the longest gap between scans for new processes (3 s)
+    grandchild = "import time; x = bytearray(200 * 2**20); time.sleep(3.5)"
+    child = (
+        "import subprocess, sys\n"
+        f"subprocess.run([sys.executable, '-c', {grandchild!r}], check=True)\n"
+    )
+    out = tfres("run", "--interval", "0.05", "--", python, "-c", child)
+    assert out.returncode == 0, out.stderr
+    record = only_record(store_path)
+    assert max(s.process_count or 0 for s in record.samples) >= 2
+    assert max(s.process_rss_bytes or 0 for s in record.samples) > 200 * 2**20
+
+
+class RssLimit:
+    """A watcher (the protocol of tfres.watch.Watcher) that stops the command above a size."""
+
+    def __init__(self, limit_bytes: int) -> None:
+        self.limit_bytes = limit_bytes
+        self.started: int | None = None
+        self.stopped: Record | None = None
+
+    def on_start(self, pid: int) -> None:
+        self.started = pid
+
+    def on_sample(self, sample) -> str | None:
+        if (sample.process_rss_bytes or 0) > self.limit_bytes:
+            return f"RSS {sample.process_rss_bytes} above {self.limit_bytes}"
+        return None
+
+    def on_stop(self, record: Record) -> None:
+        self.stopped = record
+        record.control["rss_limit_bytes"] = self.limit_bytes
+
+
+def test_a_watcher_can_stop_the_command(python, store_path):
+    limiter = RssLimit(100 * 2**20)
+    code = "import time; x = bytearray(300 * 2**20); time.sleep(60)"
+    t = time.monotonic()
+    result = watch([python, "-c", code], interval=0.05, watchers=[limiter], grace_seconds=5)
+    assert time.monotonic() - t < 30
+    assert result.exit_status == 128 + signal.SIGTERM
+    record = result.record
+    assert limiter.started is not None and limiter.stopped is record
+    assert record.status == "partial" and "above" in record.end_reason
+    assert record.control["rss_limit_bytes"] == 100 * 2**20
+    assert only_record(store_path).id == record.id
+
+
+def test_steps_written_by_the_command_land_in_the_record(python):
+    code = (
+        "import time\n"
+        "from tfres.watch.steps import timed\n"
+        "for _ in timed(range(3), epoch=0):\n"
+        "    time.sleep(0.02)\n"
+    )
+    result = watch([python, "-c", code], interval=0.05, store=False)
+    assert result.exit_status == 0
+    steps = result.record.steps
+    assert [s["step"] for s in steps] == [0, 1, 2]
+    assert all(0 <= s["t_seconds"] <= result.record.elapsed_seconds for s in steps)
+
+
+def test_gpus_are_read_for_the_command(fake_nvml, python):
+    result = watch(
+        [python, "-c", "import time; time.sleep(0.3)"], interval=0.05, gpus=[0], store=False
+    )
+    with_gpu = [s for s in result.record.samples if s.gpus]
+    assert with_gpu and with_gpu[-1].gpus[0].util_percent == 35.0
+    assert with_gpu[-1].gpus[0].memory_total_bytes == 40 * 2**30
+
+
+def test_control_options_reach_the_command(python, store_path):
+    # the child prints the two thread counts tfres set for TensorFlow
+    code = (
+        "import os; "
+        "print(os.environ['TF_NUM_INTRAOP_THREADS'], os.environ['TF_NUM_INTEROP_THREADS'])"
+    )
+    out = tfres(
+        "run",
+        "--cpu-threads",
+        "3",
+        "--inter-op-threads",
+        "2",
+        "--job",
+        "j",
+        "--worker",
+        "4",
+        "--",
+        python,
+        "-c",
+        code,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["3", "2"]
+    record = only_record(store_path)
+    assert record.job == "j" and record.worker == 4
+    assert record.control["devices"]  # how the settings were passed, in words
+
+
+def test_a_signal_before_the_command_starts_is_held_for_it(python, monkeypatch):
+    """tfres installs its handlers before starting the command; a SIGTERM that lands in
+    between is passed on as soon as the command exists, never lost."""
+    from tfres.watch import command as watch_module
+
+    monkeypatch.setattr(watch_module, "_terminal_sends_sigint", lambda: False)
+    run = watch_module._Run(grace_seconds=1.0)
+    run.on_signal(signal.SIGTERM, None)  # no command yet
+    proc = subprocess.Popen([python, "-c", "import time; time.sleep(30)"])
+    try:
+        run.attach(proc)
+        assert proc.wait(timeout=20) == -signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert run.received == ["SIGTERM (passed on to the command)"]
