@@ -22,8 +22,7 @@ from tfres.errors import (
     TfresError,
     TooLateError,
 )
-
-__version__ = "0.1.0"
+from tfres.version import __version__
 
 # public name -> (module, attribute); resolved lazily by __getattr__ below
 _LAZY: dict[str, tuple[str, str]] = {

@@ -21,6 +21,7 @@ from typing import Any
 
 from tfres.errors import RecordError
 from tfres.timeline import Mark, Phase, Sample
+from tfres.version import __version__
 
 __all__ = ["FORMAT", "VERSION", "Record", "new_record_id", "save", "load", "loads", "dumps"]
 
@@ -90,8 +91,6 @@ class Record:
 
     def __post_init__(self) -> None:
         if not self.tfres_version:
-            from tfres import __version__
-
             self.tfres_version = __version__
 
     @property

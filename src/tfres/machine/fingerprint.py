@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from tfres.version import __version__
+
 __all__ = ["Fingerprint", "fingerprint", "capture_env", "is_secret_name", "ENV_PREFIXES"]
 
 log = logging.getLogger("tfres")
@@ -175,7 +177,6 @@ def fingerprint(
 
     With no NVIDIA driver, ``gpus`` is ``[]`` and ``gpus_reason`` says why.
     """
-    from tfres import __version__
     from tfres.backends import host
 
     t0 = time.perf_counter()

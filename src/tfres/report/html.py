@@ -23,6 +23,7 @@ from typing import Any
 from tfres.record import Record, atomic_write_bytes
 from tfres.report import _format as fmt
 from tfres.units import format_bytes, format_percent, format_seconds
+from tfres.version import __version__
 
 __all__ = ["render_html", "write_html"]
 
@@ -404,8 +405,6 @@ def html_page(title: str, body: str, *, source: str) -> str:
     """A self-contained page (the report's style, no network) around ``body``, an HTML
     fragment whose record strings are already escaped; ``title`` and ``source`` (the record
     or job it was written from) are escaped here."""
-    from tfres import __version__
-
     return Template(_template("page.html")).substitute(
         title=e(title),
         css=_template("report.css"),
