@@ -17,9 +17,8 @@ from tfres.jobs.merge import (
     JobReport,
     WorkerStepTimer,
     job_report,
-    render_job_html,
-    render_job_report,
 )
+from tfres.report.job import render_job_html, render_job_report
 from tfres.watch.steps import read_steps_file
 
 HERE = Path(__file__).parent

@@ -78,7 +78,8 @@ def _job_report(args: argparse.Namespace) -> int:
             f"no runs of job {args.job!r} in store {path}; record them with "
             f"`tfres run --job {args.job} --worker N -- CMD`"
         )
-    from tfres.jobs.merge import job_report, render_job_html, render_job_report
+    from tfres.jobs.merge import job_report
+    from tfres.report.job import render_job_html, render_job_report
 
     report = job_report(records)
     out = console()

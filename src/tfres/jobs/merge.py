@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from tfres.comparison.compare import compare
+from tfres.diagnosis.facts import input_wait_fraction, mean, run_facts
 from tfres.jobs.worker_timer import WorkerStepTimer
 from tfres.record import Record
 
@@ -37,8 +39,7 @@ __all__ = [
     "Straggler",
     "JobReport",
     "job_report",
-    "render_job_report",
-    "render_job_html",
+    "step_time_text",
 ]
 
 log = logging.getLogger("tfres")
@@ -203,8 +204,6 @@ def _pick_workers(records: Sequence[Record], notes: list[str]) -> list[tuple[int
 
 
 def _summary(n: int, r: Record, offset: float) -> WorkerSummary:
-    from tfres.diagnosis.facts import input_wait_fraction, mean, run_facts
-
     facts = run_facts(r)
     durations = [s.get("duration_seconds") for s in r.steps]
     rss = [s.process_rss_bytes for s in r.samples if s.process_rss_bytes is not None]
@@ -227,7 +226,8 @@ def _summary(n: int, r: Record, offset: float) -> WorkerSummary:
     )
 
 
-def _ms(seconds: float | None) -> str:
+def step_time_text(seconds: float | None) -> str:
+    """A step or wait time in words: ``"n/a"``, ``"85 ms"`` under 10 s, else ``"12.3 s"``."""
     return (
         "n/a"
         if seconds is None
@@ -243,9 +243,10 @@ def _reasons(slow: WorkerSummary, fast: WorkerSummary, slow_r: Record, fast_r: R
     wait_gap = (slow.input_wait_median_seconds or 0.0) - (fast.input_wait_median_seconds or 0.0)
     if slow.step_median_seconds is not None and gap > 0 and wait_gap >= 0.5 * gap:
         reasons.append(
-            f"it waits for input: {_ms(slow.input_wait_median_seconds)} of its "
-            f"{_ms(slow.step_median_seconds)} median step, against "
-            f"{_ms(fast.input_wait_median_seconds)} of {_ms(fast.step_median_seconds)} on worker "
+            f"it waits for input: {step_time_text(slow.input_wait_median_seconds)} of its "
+            f"{step_time_text(slow.step_median_seconds)} median step, against "
+            f"{step_time_text(fast.input_wait_median_seconds)} of "
+            f"{step_time_text(fast.step_median_seconds)} on worker "
             f"{fast.worker}; speed up its input pipeline (parallel map, prefetch, local data)"
         )
     slow_c, fast_c = slow.compute_median_seconds, fast.compute_median_seconds
@@ -257,7 +258,8 @@ def _reasons(slow: WorkerSummary, fast: WorkerSummary, slow_r: Record, fast_r: R
         and slow_c - fast_c >= 0.3 * gap
     ):
         reasons.append(
-            f"its own compute takes {_ms(slow_c)} a step against {_ms(fast_c)} on worker "
+            f"its own compute takes {step_time_text(slow_c)} a step against "
+            f"{step_time_text(fast_c)} on worker "
             f"{fast.worker} ({slow_c / fast_c:.1f}x)"
         )
     if (
@@ -269,8 +271,6 @@ def _reasons(slow: WorkerSummary, fast: WorkerSummary, slow_r: Record, fast_r: R
             f"run (worker {fast.worker}: {fast.background_cores_mean or 0.0:.1f})"
         )
     try:
-        from tfres.comparison.compare import compare
-
         comparison = compare(fast_r, slow_r)
     except Exception as err:  # the report must not die with the compare engine
         log.debug("tfres: compare failed for the straggler: %s", err)
@@ -373,7 +373,7 @@ def _find_straggler(
     if ratio < STRAGGLER_RATIO:
         return None, (
             f"no straggler: the slowest worker ({slow.worker}) is within {ratio:.2f}x of the "
-            f"others ({metric} {_ms(value(slow))} vs {_ms(others)})"
+            f"others ({metric} {step_time_text(value(slow))} vs {step_time_text(others)})"
         )
     reasons = _reasons(slow, fast, records[slow.worker], records[fast.worker])
     straggler = Straggler(
@@ -386,28 +386,9 @@ def _find_straggler(
         reasons=tuple(reasons),
     )
     verdict = (
-        f"worker {slow.worker} is the straggler: its {metric} takes {_ms(value(slow))}, "
-        f"{ratio:.1f}x the others' {_ms(others)}"
+        f"worker {slow.worker} is the straggler: its {metric} takes {step_time_text(value(slow))}, "
+        f"{ratio:.1f}x the others' {step_time_text(others)}"
     )
     if metric == "median step" and slow.sync_median_seconds is not None:
         verdict += "; in synchronous training every worker waits for it at each all-reduce"
     return straggler, verdict
-
-
-def render_job_report(report: JobReport, console: Any) -> None:
-    """Print the job's workers, the straggler and its reasons (at most 100 columns).
-
-    render_job_report(job_report(records), tfres.cli._common.console())
-    """
-    from tfres.report.job import render_job_report as render
-
-    render(report, console)
-
-
-def render_job_html(report: JobReport) -> str:
-    """The job as a self-contained HTML ``<section>``: workers table, straggler, reasons and
-    a chart of each worker's step times on the job's timeline (every record string escaped).
-    """
-    from tfres.report.job import render_job_html as render
-
-    return render(report)

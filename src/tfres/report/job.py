@@ -1,24 +1,25 @@
 """A multi-worker job in the terminal (rich, at most 100 columns) and as an HTML section.
 
-:func:`tfres.jobs.merge.render_job_report` and :func:`tfres.jobs.merge.render_job_html` are these.
+Computed by :func:`tfres.jobs.merge.job_report`; rendered here.
 """
 
 from __future__ import annotations
 
+from html import escape
 from typing import Any
 
-from tfres.jobs.merge import JobReport, _ms
+from rich.markup import escape as esc
+from rich.table import Table
+
+from tfres.jobs.merge import JobReport, step_time_text
+from tfres.report.charts import figure_to_svg, mpl_text, new_figure
+from tfres.units import format_bytes, format_seconds
 
 __all__ = ["render_job_report", "render_job_html"]
 
 
 def render_job_report(report: JobReport, console: Any) -> None:
     """Print the job's workers, the straggler and its reasons (at most 100 columns)."""
-    from rich.markup import escape as esc
-    from rich.table import Table
-
-    from tfres.units import format_bytes, format_seconds
-
     title = f"job {esc(report.job or '(unnamed)')}: {len(report.workers)} workers"
     table = Table(title=title, title_justify="left")
     hosts = {w.host for w in report.workers}
@@ -42,11 +43,11 @@ def render_job_report(report: JobReport, console: Any) -> None:
             f"+{w.offset_seconds:.1f}s",
             format_seconds(w.elapsed_seconds),
             str(w.steps),
-            _ms(w.step_median_seconds),
-            _ms(w.input_wait_median_seconds),
+            step_time_text(w.step_median_seconds),
+            step_time_text(w.input_wait_median_seconds),
         ]
         if has_sync:
-            row.append(_ms(w.sync_median_seconds))
+            row.append(step_time_text(w.sync_median_seconds))
         row += [
             "n/a" if w.process_cpu_mean_percent is None else f"{w.process_cpu_mean_percent:.0f}%",
             format_bytes(w.peak_rss_bytes),
@@ -72,10 +73,6 @@ def render_job_report(report: JobReport, console: Any) -> None:
 def render_job_html(report: JobReport) -> str:
     """The job as an HTML ``<section>``: the workers table, the straggler, and a chart of
     each worker's step times on the job's timeline (inline SVG; every string escaped)."""
-    from html import escape
-
-    from tfres.units import format_bytes
-
     rows = []
     slow = report.straggler.worker if report.straggler else None
     for w in report.workers:
@@ -85,8 +82,8 @@ def render_job_html(report: JobReport) -> str:
             w.host or "",
             f"+{w.offset_seconds:.1f} s",
             str(w.steps),
-            _ms(w.step_median_seconds),
-            _ms(w.input_wait_median_seconds),
+            step_time_text(w.step_median_seconds),
+            step_time_text(w.input_wait_median_seconds),
             "n/a" if w.process_cpu_mean_percent is None else f"{w.process_cpu_mean_percent:.0f}%",
             format_bytes(w.peak_rss_bytes),
         ]
@@ -113,10 +110,6 @@ def render_job_html(report: JobReport) -> str:
 
 def _steps_chart_svg(report: JobReport) -> str:
     if not report.steps:
-        return ""
-    try:
-        from tfres.report.charts import figure_to_svg, mpl_text, new_figure
-    except ImportError:  # the HTML report module is optional here
         return ""
     fig, ax = new_figure(height=2.6)
     for w in report.workers:
