@@ -14,19 +14,24 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from tfres.errors import NoGpuError
 from tfres.record import Record
 from tfres.sampler.sampler import DEFAULT_INTERVAL_SECONDS, Sampler, check_interval
-from tfres.watch.monitor import finish_record
+from tfres.session import RecordSession, SavedRecord
 from tfres.workloads import WORKLOADS, Workload, WorkloadContext
 from tfres.workloads._context import Span, complete_results, error_text, make_result
 
-__all__ = ["DEVICE_CHOICES", "BenchProgress", "bench", "resolve_devices", "select_workloads"]
+__all__ = [
+    "DEVICE_CHOICES",
+    "BenchProgress",
+    "bench",
+    "run_bench",
+    "resolve_devices",
+    "select_workloads",
+]
 
 log = logging.getLogger("tfres")
 
@@ -36,10 +41,6 @@ DEVICE_CHOICES = ("cpu", "gpu", "all")
 BenchProgress = Callable[[str, float, str], None]
 
 TF_MISSING = "TensorFlow is not installed; install with: pip install 'tfres[cpu]'"
-
-
-def _utc(ts: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
 def select_workloads(only: Sequence[str] | None = None) -> list[Workload]:
@@ -135,7 +136,8 @@ def bench(
     ``device`` is ``"cpu"``, ``"gpu"`` or ``"all"`` (every GPU TensorFlow sees, plus the CPU);
     ``params`` overrides workload parameters, e.g. ``{"cpu_matmul": {"sizes": [500]}}``.
     ``progress(workload, fraction, message)`` is called as each workload advances.
-    ``store=True`` saves the record in the local store (a path: that store; False: nowhere).
+    ``store=True`` saves the record in the local store (a path: that store; False: nowhere);
+    a store that cannot be opened raises :class:`~tfres.errors.StoreError` before any work.
 
     Without TensorFlow, ``cpu_matmul`` still runs and the TensorFlow workloads are listed
     with an error naming ``pip install 'tfres[cpu]'``. ``device="gpu"`` on a machine with
@@ -144,27 +146,44 @@ def bench(
         record = tfres.bench(quick=True, only=["cpu_matmul"])
         record.workloads[0]["throughput"]  # GFLOP/s
     """
+    saved = run_bench(
+        quick=quick,
+        only=only,
+        device=device,
+        label=label,
+        interval=interval,
+        progress=progress,
+        params=params,
+        store=store,
+    )
+    if saved.error:
+        saved.record.notes.append(f"not saved: {saved.error}")
+    return saved.record
+
+
+def run_bench(
+    *,
+    quick: bool = False,
+    only: Sequence[str] | None = None,
+    device: str = "cpu",
+    label: str | None = None,
+    interval: float = DEFAULT_INTERVAL_SECONDS,
+    progress: BenchProgress | None = None,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    store: bool | str | os.PathLike[str] = True,
+    out: str | os.PathLike[str] | None = None,
+) -> SavedRecord:
+    """:func:`bench`, saved once: the record with its store number (``tfres bench`` uses it).
+
+    ``out`` also writes the record to a file. Every output is checked before the work
+    starts (:meth:`RecordSession.check_outputs`).
+    """
     check_interval(interval)
     workloads = select_workloads(only)
-    for name in params or {}:
-        if name not in WORKLOADS:
-            raise ValueError(
-                f"params for unknown workload {name!r}; choose from: {', '.join(WORKLOADS)}"
-            )
-    for w in workloads:  # reject a bad parameter name before anything runs
-        w.params(quick=quick, overrides=(params or {}).get(w.name))
-    from tfres.backends.tf import load_tensorflow, tensorflow_installed
+    _check_params(workloads, quick, params)
+    has_tf = _load_tensorflow(workloads)
     from tfres.machine.fingerprint import fingerprint
 
-    has_tf = tensorflow_installed()
-    if has_tf and any(w.needs_tensorflow for w in workloads):
-        try:
-            # both imports before the sampler starts: its thread then never sees a half-done one
-            load_tensorflow()
-            import keras  # noqa: F401
-        except Exception as err:  # a broken install: bench what needs no TF
-            log.warning("tfres bench: import tensorflow failed: %s", err)
-            has_tf = False
     fp = fingerprint(import_tensorflow=False).to_dict()
     devices = resolve_devices(device, fingerprint=fp)
     record = Record(kind="bench", label=label, fingerprint=fp)
@@ -178,10 +197,9 @@ def bench(
     if device == "all" and devices == ["CPU:0"]:
         record.notes.append(f"--device all: no GPU found ({_no_gpu_reason(fp)}); ran on CPU:0 only")
     sampler = Sampler(interval)
-    record.interval_seconds = sampler.interval
-    wall_start = time.time()
-    record.started_at = _utc(wall_start)
-    sampler.start()
+    session = RecordSession(record, sampler, store=store, out=out)
+    session.check_outputs()
+    session.start()
     try:
         for w in workloads:
             results = _run_one(w, sampler, devices, quick, params, progress, has_tf, record)
@@ -191,9 +209,38 @@ def bench(
         record.status, record.end_reason = "partial", "interrupted (KeyboardInterrupt)"
         raise
     finally:
-        sampler.stop()
-        _finish(record, sampler, wall_start, store)
-    return record
+        session.finish()
+        complete_results(record.workloads, record.samples, sampler.interval)
+        saved = session.save()
+    return saved
+
+
+def _check_params(
+    workloads: list[Workload], quick: bool, params: Mapping[str, Mapping[str, Any]] | None
+) -> None:
+    for name in params or {}:
+        if name not in WORKLOADS:
+            raise ValueError(
+                f"params for unknown workload {name!r}; choose from: {', '.join(WORKLOADS)}"
+            )
+    for w in workloads:  # reject a bad parameter name before anything runs
+        w.params(quick=quick, overrides=(params or {}).get(w.name))
+
+
+def _load_tensorflow(workloads: list[Workload]) -> bool:
+    """Import TensorFlow and Keras before the sampler starts; False when they cannot be."""
+    from tfres.backends.tf import load_tensorflow, tensorflow_installed
+
+    has_tf = tensorflow_installed()
+    if has_tf and any(w.needs_tensorflow for w in workloads):
+        try:
+            # both imports before the sampler starts: its thread then never sees a half-done one
+            load_tensorflow()
+            import keras  # noqa: F401
+        except Exception as err:  # a broken install: bench what needs no TF
+            log.warning("tfres bench: import tensorflow failed: %s", err)
+            has_tf = False
+    return has_tf
 
 
 def _run_one(
@@ -238,28 +285,3 @@ def _run_one(
         report(1.0, f"failed: {error}")
         return [_failed_result(ctx, w, d, error, span) for d in targets]
     return results
-
-
-def _finish(
-    record: Record, sampler: Sampler, wall_start: float, store: bool | str | os.PathLike[str]
-) -> None:
-    record.ended_at = _utc(time.time())
-    finish_record(record, sampler)
-    complete_results(record.workloads, record.samples, sampler.interval)
-    try:
-        from tfres.diagnosis.diagnose import diagnose
-
-        record.findings = [f.to_dict() for f in diagnose(record)]
-    except Exception as err:  # a diagnosis bug must not cost the measurements
-        log.warning("tfres bench: diagnosis failed: %s", err)
-        record.notes.append(f"diagnosis failed: {error_text(err)}")
-    if store is False:
-        return
-    try:
-        from tfres.store import Store
-
-        with Store(None if store is True else Path(store)) as s:
-            s.save(record)
-    except Exception as err:  # the caller still gets the record
-        log.warning("tfres bench: could not save the record to the store: %s", err)
-        record.notes.append(f"not saved to the store: {error_text(err)}")

@@ -10,6 +10,7 @@ import keras
 
 from tfres.record import Record
 from tfres.sampler.sampler import DEFAULT_INTERVAL_SECONDS
+from tfres.session import RecordSession
 from tfres.watch.monitor import Monitor
 from tfres.watch.steps import StepsFile
 
@@ -68,6 +69,7 @@ class ResourceMonitor(keras.callbacks.Callback):
         self._attached = monitor
         self._monitor: Monitor | None = None
         self._own_record: Record | None = None
+        self._own_session: RecordSession | None = None
         self._t0 = 0.0
         self._epoch = 0
         self._epoch_start = 0.0
@@ -113,8 +115,11 @@ class ResourceMonitor(keras.callbacks.Callback):
                 )
                 self._monitor.__enter__()
             else:
-                self._own_record = Record(kind="monitor", label=self.label)
-                self._own_record.started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                self._own_session = RecordSession(
+                    Record(kind="monitor", label=self.label), store=self._store, out=self._out
+                )
+                self._own_session.start()
+                self._own_record = self._own_session.record
         self._open_step = None
         now = time.perf_counter()
         # step times are perf_counter readings, put on the timeline and the shared clocks
@@ -210,29 +215,9 @@ class ResourceMonitor(keras.callbacks.Callback):
                 record.extra["steps_stride"] = self._stride
         if self._monitor is not None:
             self._monitor.__exit__(None, None, None)
-        elif self._own_record is not None:
-            self._finish_own_record()
-
-    def _finish_own_record(self) -> None:
-        r = self._own_record
-        assert r is not None
-        r.ended_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        r.elapsed_seconds = round(self._elapsed(), 6)
-        r.status = "ok"
-        from tfres.record import save
-
-        try:
-            if self._out is not None:
-                save(r, self._out)
-            if self._store is not False:
-                from tfres.store import Store
-
-                with Store(None if self._store is True else self._store) as s:
-                    s.save(r)
-        except Exception as err:  # a record that cannot be saved must not stop training
-            import logging
-
-            logging.getLogger("tfres").warning("tfres: could not save the steps record: %s", err)
+        elif self._own_session is not None:
+            self._own_session.record.status = "ok"
+            self._own_session.save()  # never raises: a record must not stop training
 
 
 def _number(value: Any) -> Any:

@@ -143,7 +143,7 @@ def _progress_bars(workload_names: list[str]) -> tuple[Any, Any]:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from tfres.benchmark import bench, select_workloads
+    from tfres.benchmark import run_bench, select_workloads
 
     only = None
     if args.only:
@@ -156,9 +156,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         resolve_devices(args.device, fingerprint=fingerprint(processes=False).to_dict())
     store: bool | str = False if args.no_store else (args.store or True)
+    if not args.no_html and args.html is not None:  # before the work, not after it
+        from tfres.session import check_output_path
+
+        check_output_path(args.html, what="--html")
     progress, update = _progress_bars([w.name for w in workloads])
     with progress:
-        record = bench(
+        saved = run_bench(
             quick=args.quick,
             only=only,
             device=args.device,
@@ -168,13 +172,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
             params=overrides,
             store=store,
         )
-    number = None
-    if store is not False:
-        from tfres.store import Store
-
-        with Store(args.store) as s:
-            number = s.save(record)  # the same id: replaces the copy bench saved, gives its number
-            store_path = s.path
+    record, number, store_path = saved.record, saved.store_number, saved.store_path
+    if saved.error:
+        console(stderr=True).print(
+            f"tfres: error: the record was not saved: {saved.error}", markup=False
+        )
     html_path = None
     if not args.no_html:
         from tfres.report.html import write_html
@@ -193,9 +195,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 "notes": record.notes,
             }
         )
-        return 0 if record.status == "ok" else 1
+        return 0 if record.status == "ok" and not saved.error else 1
     _print_summary(record, number, store_path if number is not None else None, html_path)
-    return 0 if record.status == "ok" else 1
+    return 0 if record.status == "ok" and not saved.error else 1
 
 
 def _print_summary(

@@ -10,45 +10,19 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from tfres.record import Record, save
+from tfres.record import Record
 from tfres.sampler.sampler import DEFAULT_INTERVAL_SECONDS, Sampler
+from tfres.session import RecordSession, finish_record
 from tfres.timeline import Mark, Phase
 
 __all__ = ["Monitor", "monitor", "finish_record"]
 
 log = logging.getLogger("tfres")
-
-
-def _utc(ts: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
-
-
-def finish_record(record: Record, sampler: Sampler) -> None:
-    """Copy what ``sampler`` gathered (timeline, marks, phases, notes, facts) into ``record``.
-
-    ``record.extra["top_processes"]`` gets the busiest other processes over the run.
-    """
-    record.elapsed_seconds = round(sampler.elapsed(), 6)
-    record.samples = sampler.samples
-    record.aggregates = sampler.aggregates
-    record.marks = sampler.marks
-    record.phases = sampler.phases
-    record.notes.extend(n for n in sampler.notes if n not in record.notes)
-    record.extra.update(sampler.extra)
-    record.extra["timeline"] = sampler.storage()
-    record.extra["sampler_cpu_seconds"] = round(sampler.cpu_seconds, 6)
-    top = sampler.top_processes()
-    if top is not None and sampler.others is not None:
-        # read by the background_load rule (the fingerprint's list is a 0.2 s snapshot)
-        record.extra["top_processes"] = top
-        record.extra["top_processes_source"] = sampler.others.source()
 
 
 class Monitor:
@@ -73,15 +47,8 @@ class Monitor:
         worker: int | None = None,
     ) -> None:
         self.sampler = sampler or Sampler(interval, gpus=gpus)
-        self.record = Record(
-            kind=kind,
-            label=label,
-            interval_seconds=self.sampler.interval,
-            job=job,
-            worker=worker,
-        )
-        self._store = store
-        self._out = out
+        self.record = Record(kind=kind, label=label, job=job, worker=worker)
+        self.session = RecordSession(self.record, self.sampler, store=store, out=out)
         self._prometheus_address = prometheus
         self.prometheus: Any = None
         self._entered = False
@@ -89,13 +56,7 @@ class Monitor:
         self.store_number: int | None = None
 
     def __enter__(self) -> Monitor:
-        from tfres.machine.fingerprint import fingerprint
-
-        try:
-            self.record.fingerprint = fingerprint().to_dict()
-        except Exception as err:  # a fingerprint that fails must not stop the training
-            log.warning("tfres: fingerprint failed: %s", err)
-            self.record.notes.append(f"the machine fingerprint could not be taken: {err}")
+        self.session.take_fingerprint()
         if self._prometheus_address is not None:
             from tfres.watch.prometheus import PrometheusExporter
 
@@ -104,8 +65,7 @@ class Monitor:
             )
             self.sampler.add_listener(self.prometheus.update)
             self.record.extra["prometheus_url"] = self.prometheus.url
-        self.record.started_at = _utc(time.time())
-        self.sampler.start()
+        self.session.start()
         self._entered = True
         return self
 
@@ -142,42 +102,18 @@ class Monitor:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.sampler.stop()
+        self.session.finish()
         if self.prometheus is not None:
             self.prometheus.close()
         r = self.record
-        r.ended_at = _utc(time.time())
-        finish_record(r, self.sampler)
         if exc_type is None:
             r.status = "ok"
         elif issubclass(exc_type, KeyboardInterrupt):
             r.status, r.end_reason = "partial", "interrupted (KeyboardInterrupt)"
         else:
             r.status, r.end_reason = "failed", f"{exc_type.__name__}: {exc}"
-        self._diagnose()
-        self._persist()
-
-    def _diagnose(self) -> None:
-        try:
-            from tfres.diagnosis.diagnose import diagnose
-
-            self.record.findings = [f.to_dict() for f in diagnose(self.record)]
-        except Exception as err:  # a rule that breaks must not lose the record
-            log.warning("tfres: diagnosis failed: %s", err)
-            self.record.notes.append(f"diagnosis failed: {err}")
-
-    def _persist(self) -> None:
-        try:
-            if self._out is not None:
-                save(self.record, Path(self._out))
-            if self._store is not False:
-                from tfres.store import Store
-
-                path = None if self._store is True else self._store
-                with Store(path) as s:
-                    self.store_number = s.save(self.record)
-        except Exception as err:  # saving must never hide the user's own exception
-            log.warning("tfres: could not save the record of %s: %s", self.record.label, err)
+        # saving never raises, so it cannot hide the user's own exception
+        self.store_number = self.session.save().store_number
 
 
 def monitor(
