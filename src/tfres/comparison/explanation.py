@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from tfres.comparison.environment import EnvItem, _ranges
+from tfres.comparison.patterns import LARGE_RATIO, WorkloadDiff
 from tfres.diagnosis.facts import RunFacts, capacity, int_env
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tfres.comparison.compare import WorkloadDiff
-    from tfres.comparison.environment import EnvItem
+from tfres.diagnosis.rules.cpu import background_processes
 
 __all__ = ["Explanation", "explain", "capacity", "MIN_CAUSE_FACTOR"]
 
@@ -98,8 +97,6 @@ _POOL_NAMES = {"blas": "BLAS", "tf_intra_op": "TensorFlow intra-op pool"}
 
 
 def _cores_cause(fs: RunFacts, ff: RunFacts, s: str, f: str) -> tuple[str, str]:
-    from tfres.comparison.environment import _ranges
-
     us, uf = fs.usable_cores or 0, ff.usable_cores or 0
     if fs.affinity != ff.affinity and fs.affinity and ff.affinity:
         key = "cpu.affinity"
@@ -118,8 +115,6 @@ def _cores_cause(fs: RunFacts, ff: RunFacts, s: str, f: str) -> tuple[str, str]:
 
 
 def _background_names(f: RunFacts) -> str:
-    from tfres.diagnosis.rules.cpu import background_processes
-
     procs = background_processes(f)[:2]
     if not procs:
         return ""
@@ -218,8 +213,6 @@ def _cpu_evidence(w: WorkloadDiff, s: str, f: str) -> str:
 
 def explain(w: WorkloadDiff, fa: RunFacts, fb: RunFacts, env: list[EnvItem]) -> Explanation | None:
     """The explanation of ``w``'s difference, or None when it is within :data:`LARGE_RATIO`."""
-    from tfres.comparison.compare import LARGE_RATIO
-
     ratio = w.time_ratio
     if ratio is None and w.throughput_ratio:
         ratio = 1.0 / w.throughput_ratio
