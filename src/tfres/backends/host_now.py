@@ -10,9 +10,13 @@ figures are psutil's (same rules, checked against it in the tests). Elsewhere ps
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import psutil
+
+from tfres.backends.proc_files import PROC_AVAILABLE, ProcFiles, read_once
 
 __all__ = ["HostReading", "HostReader", "read_host"]
 
@@ -50,12 +54,14 @@ class HostReader:
 
     def __init__(self) -> None:
         self._prev_cores: list[tuple[float, float]] | None = None
+        #: the /proc files, kept open and re-read with pread (Linux)
+        self._read_file: Callable[[str], bytes] = ProcFiles().read if PROC_AVAILABLE else read_once
 
     def __call__(self) -> HostReading:
         return self.read()
 
     def _cpu(self) -> tuple[float | None, tuple[float, ...]]:
-        cores = _proc_stat_cores()
+        cores = _proc_stat_cores(self._read_file)
         if cores is None:
             try:
                 cores = [_busy_and_total(t) for t in psutil.cpu_times(percpu=True)]
@@ -78,7 +84,7 @@ class HostReader:
         total, per_core = self._cpu()
         used, available, swap_used = self._memory()
         disk_read, disk_write = self._disk()
-        net_sent, net_recv = _net_bytes()
+        net_sent, net_recv = _net_bytes(self._read_file)
         return HostReading(
             cpu_percent=total,
             cpu_per_core_percent=per_core,
@@ -93,7 +99,7 @@ class HostReader:
 
     def _memory(self) -> tuple[int | None, int | None, int | None]:
         """(used, available, swap used): one read of /proc/meminfo on Linux, else psutil."""
-        fields = _meminfo()
+        fields = _meminfo(self._read_file)
         if fields is not None and "MemAvailable" in fields:
             swap = None
             if "SwapTotal" in fields and "SwapFree" in fields:
@@ -113,7 +119,7 @@ class HostReader:
 
     def _disk(self) -> tuple[int | None, int | None]:
         """Bytes read and written by whole disks (partitions left out, as psutil does)."""
-        totals = _diskstats()
+        totals = _diskstats(self._read_file)
         if totals is not None:
             return totals
         try:
@@ -123,15 +129,14 @@ class HostReader:
         return (disk.read_bytes, disk.write_bytes) if disk else (None, None)
 
 
-def _proc_stat_cores() -> list[tuple[float, float]] | None:
+def _proc_stat_cores(read: Callable[[str], bytes] = read_once) -> list[tuple[float, float]] | None:
     """(busy, total) jiffies of every CPU from /proc/stat, by psutil's rule; None off Linux.
 
     Busy excludes idle and iowait; guest time is already inside user time, so it is not
     counted twice. The unit does not matter: only ratios of differences are used.
     """
     try:
-        with open("/proc/stat", "rb") as fh:
-            text = fh.read()
+        text = read("/proc/stat")
     except OSError:
         return None
     cores: list[tuple[float, float]] = []
@@ -146,11 +151,10 @@ def _proc_stat_cores() -> list[tuple[float, float]] | None:
     return cores or None
 
 
-def _net_bytes() -> tuple[int | None, int | None]:
+def _net_bytes(read: Callable[[str], bytes] = read_once) -> tuple[int | None, int | None]:
     """Bytes sent and received over every interface (as psutil counts them)."""
     try:
-        with open("/proc/net/dev", "rb") as fh:
-            lines = fh.read().split(b"\n")[2:]
+        lines = read("/proc/net/dev").split(b"\n")[2:]
     except OSError:
         try:
             net = psutil.net_io_counters()
@@ -168,49 +172,40 @@ def _net_bytes() -> tuple[int | None, int | None]:
     return sent, recv
 
 
-def _meminfo() -> dict[str, int] | None:
+def _meminfo(read: Callable[[str], bytes] = read_once) -> dict[str, int] | None:
     try:
-        with open("/proc/meminfo", "rb") as fh:
-            text = fh.read()
+        text = read("/proc/meminfo")
     except OSError:
         return None
-    out: dict[str, int] = {}
-    for line in text.split(b"\n"):
-        name, _, rest = line.partition(b":")
-        if name in _MEMINFO_KEYS:
-            try:
-                out[name.decode()] = int(rest.split()[0]) * 1024
-            except (ValueError, IndexError):
-                return None
+    out = {name.decode(): int(kib) * 1024 for name, kib in _MEMINFO_LINE.findall(text)}
     return out if "MemTotal" in out else None
 
 
-_MEMINFO_KEYS = {b"MemTotal", b"MemAvailable", b"SwapTotal", b"SwapFree"}
-_whole_disks: set[str] | None = None
+_MEMINFO_LINE = re.compile(rb"^(MemTotal|MemAvailable|SwapTotal|SwapFree):\s+(\d+)", re.M)
+_whole_disks: set[bytes] | None = None
 
 
-def _diskstats() -> tuple[int, int] | None:
+def _diskstats(read: Callable[[str], bytes] = read_once) -> tuple[int, int] | None:
     """Sectors read/written (512 bytes each, whatever the device) summed over /sys/block."""
     global _whole_disks
     if _whole_disks is None:
         try:
-            _whole_disks = set(os.listdir("/sys/block"))
+            _whole_disks = {os.fsencode(name) for name in os.listdir("/sys/block")}
         except OSError:
             _whole_disks = set()
     if not _whole_disks:
         return None
     try:
-        with open("/proc/diskstats", "rb") as fh:
-            lines = fh.read().split(b"\n")
+        lines = read("/proc/diskstats").split(b"\n")
     except OSError:
         return None
-    read = written = 0
+    sectors_read = sectors_written = 0
     for line in lines:
         parts = line.split()
-        if len(parts) >= 10 and parts[2].decode() in _whole_disks:
-            read += int(parts[5]) * 512
-            written += int(parts[9]) * 512
-    return read, written
+        if len(parts) >= 10 and parts[2] in _whole_disks:
+            sectors_read += int(parts[5])
+            sectors_written += int(parts[9])
+    return sectors_read * 512, sectors_written * 512
 
 
 _default_host_reader = HostReader()
