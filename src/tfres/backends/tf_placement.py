@@ -75,8 +75,8 @@ def _physical_cpu(tf: Any) -> Any:
 def ensure_logical_cpus(count: int) -> None:
     """Split the physical CPU into ``count`` logical CPU devices (``CPU:0`` ... ``CPU:n-1``).
 
-    Uses :func:`tfres.configure` when it exists, else ``tf.config``. A no-op when the split is
-    already in place. Must run before the TensorFlow runtime starts: afterwards a different
+    The same ``tf.config`` call as ``tfres.configure(logical_cpus=count)``. A no-op when the
+    split is already in place. Must run before the TensorFlow runtime starts: afterwards a different
     count raises :class:`TooLateError`.
     """
     if count < 1:
@@ -96,14 +96,6 @@ def ensure_logical_cpus(count: int) -> None:
         )
     current = tf.config.get_logical_device_configuration(cpu)
     if (current is None and count == 1) or (current is not None and len(current) == count):
-        return
-    configure: Any
-    try:
-        from tfres.devices.configure import configure
-    except ImportError:  # configure() lives in tfres.devices; tf.config does the same
-        configure = None
-    if configure is not None:
-        configure(logical_cpus=count)
         return
     tf.config.set_logical_device_configuration(
         cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(count)]

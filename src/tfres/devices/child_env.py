@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tfres.devices.configure import _count, _growth, _indices, _limits
+from tfres.backends import nvml
+from tfres.devices import settings
 from tfres.errors import NoGpuError
 from tfres.units import format_bytes
 
@@ -56,12 +57,12 @@ def child_environment(
         subprocess.run(cmd, env={**os.environ, **env})
     """
     base = dict(os.environ if env is None else env)
-    growth = _growth(gpu_memory_growth)
-    limits = _limits(gpu_memory_limit_bytes)
-    visible = _indices("visible_gpus", visible_gpus)
-    intra = _count("intra_op_threads", intra_op_threads, minimum=0)
-    inter = _count("inter_op_threads", inter_op_threads, minimum=0)
-    n_cpus = _count("logical_cpus", logical_cpus, minimum=1)
+    growth = settings.growth(gpu_memory_growth)
+    limits = settings.limits(gpu_memory_limit_bytes)
+    visible = settings.indices("visible_gpus", visible_gpus)
+    intra = settings.count("intra_op_threads", intra_op_threads, minimum=0)
+    inter = settings.count("inter_op_threads", inter_op_threads, minimum=0)
+    n_cpus = settings.count("logical_cpus", logical_cpus, minimum=1)
     out: dict[str, str] = {}
     lines: list[str] = []
     inject: dict[str, Any] = {}
@@ -139,8 +140,6 @@ def _child_visible(visible: list[int], base: Mapping[str, str]) -> str:
         where = f"CUDA_VISIBLE_DEVICES={ours!r} leaves {len(entries)}"
         count = len(entries)
     else:
-        from tfres.backends import nvml
-
         try:
             count = nvml.device_count()
             where = f"NVML sees {count}"

@@ -10,10 +10,10 @@ checks every setting first, applies them together, and says what it did; too lat
 :class:`~tfres.errors.TooLateError` naming the setting, what started the runtime and the fix.
 Asking for the value already in place is never an error.
 
-:func:`child_environment` gives the same settings to another program (``tfres run``), through
-environment variables where TensorFlow reads one and otherwise through an injected
-``sitecustomize`` (see :mod:`tfres.devices.child_env`), so it works for a script that never
-imports tfres.
+:func:`tfres.devices.child_env.child_environment` gives the same settings to another
+program (``tfres run``), through environment variables where TensorFlow reads one and
+otherwise through an injected ``sitecustomize``, so it works for a script that never imports
+tfres. Both check the settings with :mod:`tfres.devices.settings`.
 """
 
 from __future__ import annotations
@@ -23,16 +23,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfres.backends import tf_config
+from tfres.devices import settings
 from tfres.errors import NoGpuError, TooLateError
-from tfres.units import parse_size
 
-__all__ = ["Applied", "configure", "child_environment"]  # noqa: F822  (module __getattr__)
+__all__ = ["Applied", "configure"]
 
 log = logging.getLogger("tfres")
 
 NO_GPU = "no GPU visible to TensorFlow"
 _GROWTH_ENV = "TF_FORCE_GPU_ALLOW_GROWTH"
-_MIB = 1 << 20
+_MIB = settings.MIB
 
 
 @dataclass(frozen=True)
@@ -74,72 +75,6 @@ class Applied:
         )
 
 
-# -- validation (no TensorFlow needed) ---------------------------------------------------
-def _count(name: str, value: Any, *, minimum: int) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be a whole number (got {value!r})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum} (got {value!r})")
-    return value
-
-
-def _indices(name: str, value: Any) -> list[int] | None:
-    if value is None:
-        return None
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise ValueError(f"{name} must be a list of GPU indices like [0, 1] (got {value!r})")
-    out: list[int] = []
-    for item in value:
-        if isinstance(item, bool) or not isinstance(item, int) or item < 0:
-            raise ValueError(f"{name} must hold GPU indices >= 0 (got {value!r})")
-        if item not in out:
-            out.append(item)
-    return out
-
-
-def _gpu_key(key: Any) -> int:
-    """``0``, ``"0"``, ``"GPU:0"`` -> 0; a CPU key gets the explanation it needs."""
-    text = str(key).strip().upper()
-    if text.startswith(("CPU", "/DEVICE:CPU", "HOST")):
-        raise ValueError(
-            f"TensorFlow has no memory limit for the CPU (got {key!r}: it raises ValueError); "
-            "for a host-memory budget use tfres.limit_memory('10%') or tfres run --memory-budget"
-        )
-    text = text.removeprefix("/DEVICE:").removeprefix("GPU:")
-    if isinstance(key, bool) or not text.isdigit():
-        raise ValueError(
-            f"gpu_memory_limit_bytes keys are GPU indices like 0 or 'GPU:0' (got {key!r})"
-        )
-    return int(text)
-
-
-def _limit(value: Any) -> int:
-    try:
-        n = parse_size(value)
-    except ValueError as err:
-        raise ValueError(f"gpu_memory_limit_bytes: {err}") from None
-    if n < _MIB:
-        raise ValueError(f"gpu_memory_limit_bytes must be at least 1 MiB (got {value!r})")
-    return n
-
-
-def _limits(value: Any) -> dict[int, int] | int | None:
-    """None, one limit for every GPU (int), or {index: bytes}."""
-    if value is None:
-        return None
-    if isinstance(value, Mapping):
-        return {_gpu_key(k): _limit(v) for k, v in value.items()}
-    return _limit(value)
-
-
-def _growth(value: Any) -> bool | list[int] | None:
-    if value is None or isinstance(value, bool):
-        return value
-    return _indices("gpu_memory_growth", value)
-
-
 # -- configure ---------------------------------------------------------------------------
 def configure(
     *,
@@ -177,50 +112,75 @@ def configure(
         applied = tfres.configure(gpu_memory_growth=True, intra_op_threads=4)
         print(applied.lines())
     """
-    growth = _growth(gpu_memory_growth)
-    limits = _limits(gpu_memory_limit_bytes)
-    visible = _indices("visible_gpus", visible_gpus)
-    intra = _count("intra_op_threads", intra_op_threads, minimum=0)
-    inter = _count("inter_op_threads", inter_op_threads, minimum=0)
-    n_cpus = _count("logical_cpus", logical_cpus, minimum=1)
-    n_gpus_logical = _count("logical_gpus", logical_gpus, minimum=1)
+    wanted = _checked(
+        gpu_memory_growth=gpu_memory_growth,
+        gpu_memory_limit_bytes=gpu_memory_limit_bytes,
+        visible_gpus=visible_gpus,
+        intra_op_threads=intra_op_threads,
+        inter_op_threads=inter_op_threads,
+        logical_cpus=logical_cpus,
+        logical_gpus=logical_gpus,
+        log_device_placement=log_device_placement,
+    )
+    if not wanted:
+        return Applied()
+    tf_config.tensorflow()
+    started = tf_config.runtime_started()
+    n_gpus = tf_config.gpu_count()
+    _check_visible(wanted.get("visible_gpus"), n_gpus)
+    skipped: dict[str, str] = {}
+    want = _per_gpu(wanted, n_gpus, skipped)
+    applied, unchanged = _changes(want, started)
+    _apply_in_time(applied)
+    result = Applied(
+        applied={k: _public(k, v) for k, v in applied.items()},
+        unchanged=unchanged,
+        skipped=skipped,
+        runtime_started=started,
+    )
+    for line in result.lines():
+        log.info("tfres.configure: %s", line)
+    return result
+
+
+def _checked(**raw: Any) -> dict[str, Any]:
+    """The settings given (not None), each checked; a bad one raises ValueError showing it."""
+    log_device_placement = raw["log_device_placement"]
     if log_device_placement is not None and not isinstance(log_device_placement, bool):
         raise ValueError(
             f"log_device_placement must be True or False (got {log_device_placement!r})"
         )
     wanted = {
-        "gpu_memory_growth": growth,
-        "gpu_memory_limit_bytes": limits,
-        "visible_gpus": visible,
-        "intra_op_threads": intra,
-        "inter_op_threads": inter,
-        "logical_cpus": n_cpus,
-        "logical_gpus": n_gpus_logical,
+        "gpu_memory_growth": settings.growth(raw["gpu_memory_growth"]),
+        "gpu_memory_limit_bytes": settings.limits(raw["gpu_memory_limit_bytes"]),
+        "visible_gpus": settings.indices("visible_gpus", raw["visible_gpus"]),
+        "intra_op_threads": settings.count("intra_op_threads", raw["intra_op_threads"], minimum=0),
+        "inter_op_threads": settings.count("inter_op_threads", raw["inter_op_threads"], minimum=0),
+        "logical_cpus": settings.count("logical_cpus", raw["logical_cpus"], minimum=1),
+        "logical_gpus": settings.count("logical_gpus", raw["logical_gpus"], minimum=1),
         "log_device_placement": log_device_placement,
     }
-    wanted = {k: v for k, v in wanted.items() if v is not None}
-    if not wanted:
-        return Applied()
+    return {k: v for k, v in wanted.items() if v is not None}
 
-    from tfres.backends import tf_config
 
-    tf_config.tensorflow()
-    started = tf_config.runtime_started()
-    n_gpus = tf_config.gpu_count()
-    skipped: dict[str, str] = {}
-    if visible is not None:
-        missing = [i for i in visible if i >= n_gpus]
-        if missing and n_gpus == 0:
-            raise NoGpuError(
-                f"visible_gpus={visible!r} but TensorFlow sees no GPU; run `tfres doctor` to "
-                "see why, or leave visible_gpus out"
-            )
-        if missing:
-            raise NoGpuError(
-                f"visible_gpus={visible!r} names GPU {missing[0]} but TensorFlow sees "
-                f"{n_gpus} GPU(s); pick indices below {n_gpus}"
-            )
-    want = _per_gpu(wanted, n_gpus, skipped)
+def _check_visible(visible: list[int] | None, n_gpus: int) -> None:
+    """``visible_gpus`` naming a GPU TensorFlow does not see raises NoGpuError."""
+    missing = [i for i in visible or [] if i >= n_gpus]
+    if missing and n_gpus == 0:
+        raise NoGpuError(
+            f"visible_gpus={visible!r} but TensorFlow sees no GPU; run `tfres doctor` to "
+            "see why, or leave visible_gpus out"
+        )
+    if missing:
+        raise NoGpuError(
+            f"visible_gpus={visible!r} names GPU {missing[0]} but TensorFlow sees "
+            f"{n_gpus} GPU(s); pick indices below {n_gpus}"
+        )
+
+
+def _changes(want: dict[str, Any], started: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(settings to apply, settings already so); a change after the runtime started raises
+    TooLateError naming the setting and what started the runtime."""
     current = tf_config.current_settings()
     applied: dict[str, Any] = {}
     unchanged: dict[str, Any] = {}
@@ -238,22 +198,17 @@ def configure(
             )
         else:
             applied[name] = value
+    return applied, unchanged
+
+
+def _apply_in_time(applied: dict[str, Any]) -> None:
     try:
-        _apply(applied, tf_config)
+        _apply(applied)
     except RuntimeError as err:  # the runtime started in another thread meanwhile
         raise TooLateError(
             f"TensorFlow refused the settings ({err}); call tfres.configure() first thing, "
             "before building any model or tensor, or restart the Python process"
         ) from err
-    result = Applied(
-        applied={k: _public(k, v) for k, v in applied.items()},
-        unchanged=unchanged,
-        skipped=skipped,
-        runtime_started=started,
-    )
-    for line in result.lines():
-        log.info("tfres.configure: %s", line)
-    return result
 
 
 def _per_gpu(wanted: dict[str, Any], n_gpus: int, skipped: dict[str, str]) -> dict[str, Any]:
@@ -317,7 +272,7 @@ def _current_value(name: str, value: Any, current: dict[str, Any]) -> Any:
     return now
 
 
-def _apply(applied: dict[str, Any], tf_config: Any) -> None:
+def _apply(applied: dict[str, Any]) -> None:
     if "visible_gpus" in applied:
         tf_config.set_visible_gpus(applied["visible_gpus"])
     if "gpu_memory_growth" in applied:
@@ -342,11 +297,3 @@ def _public(name: str, value: Any) -> Any:
     if isinstance(value, dict):
         return {f"GPU:{i}": v for i, v in sorted(value.items())}
     return value
-
-
-def __getattr__(name: str) -> Any:
-    if name == "child_environment":  # lives in its own module; imported here on first use
-        from tfres.devices.child_env import child_environment
-
-        return child_environment
-    raise AttributeError(f"module 'tfres.devices.configure' has no attribute {name!r}")
