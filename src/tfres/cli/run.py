@@ -149,7 +149,7 @@ def _control(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
     )
     if not wanted:
         return {}, []
-    from tfres.devices.configure import child_environment
+    from tfres.devices.child_env import child_environment
 
     env, description = child_environment(
         gpu_memory_growth=True if args.gpu_growth else None,
