@@ -12,10 +12,9 @@ hiding the GPU, a driver too old for TensorFlow's CUDA, or native Windows with T
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
-
-from tfres.machine.fingerprint import Fingerprint
+from tfres.machine import doctor_gpu
+from tfres.machine.checks import Check, exit_status, tf_facts
+from tfres.machine.fingerprint import Fingerprint, fingerprint
 from tfres.units import format_bytes
 
 __all__ = [
@@ -27,55 +26,12 @@ __all__ = [
     "SWAP_WARN_BYTES",
 ]
 
-STATUSES = ("ok", "warn", "fail", "skip")
-
 #: Warn when less than this share of memory is available ...
 LOW_MEMORY_FRACTION = 0.10
 #: ... or less than this many bytes.
 LOW_MEMORY_BYTES = 1 << 30
 #: Warn when more swap than this is in use (a little is normal on a long-running host).
 SWAP_WARN_BYTES = 256 << 20
-
-
-@dataclass(frozen=True)
-class Check:
-    """One doctor check: ``status`` is ``ok``, ``warn``, ``fail`` or ``skip``.
-
-    ``causes`` names the known causes found (``gpu_visible`` only), e.g.
-    ``("cpu_only_wheel",)``; ``fix`` is empty when nothing needs fixing.
-    """
-
-    name: str
-    status: str
-    evidence: str
-    fix: str = ""
-    title: str = ""
-    causes: tuple[str, ...] = field(default=())
-
-    def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"check status must be one of {STATUSES} (got {self.status!r})")
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["causes"] = list(self.causes)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Check:
-        return cls(
-            name=str(d["name"]),
-            status=str(d["status"]),
-            evidence=str(d.get("evidence", "")),
-            fix=str(d.get("fix", "")),
-            title=str(d.get("title", "")),
-            causes=tuple(d.get("causes") or ()),
-        )
-
-
-def exit_status(checks: list[Check]) -> int:
-    """1 when any check failed, else 0 (a warning is not a failure)."""
-    return 1 if any(c.status == "fail" for c in checks) else 0
 
 
 def doctor(*, fp: Fingerprint | None = None) -> list[Check]:
@@ -85,11 +41,7 @@ def doctor(*, fp: Fingerprint | None = None) -> list[Check]:
     look-up (for the missing-libraries cause) is always done on this machine.
     """
     if fp is None:
-        from tfres.machine.fingerprint import fingerprint
-
         fp = fingerprint(import_tensorflow=True, processes=False)
-    from tfres.machine import doctor_gpu
-
     return [
         _tensorflow_installed(fp),
         doctor_gpu.cuda_build(fp),
@@ -104,52 +56,19 @@ def doctor(*, fp: Fingerprint | None = None) -> list[Check]:
     ]
 
 
-# -- helpers ---------------------------------------------------------------------------
-def _tf(fp: Fingerprint) -> dict[str, Any]:
-    return fp.tensorflow or {}
-
-
-def _tf_version(fp: Fingerprint) -> tuple[int, int] | None:
-    version = _tf(fp).get("version")
-    try:
-        major, minor = str(version).split(".")[:2]
-        return int(major), int(minor)
-    except (ValueError, TypeError):
-        return None
-
-
-def _version_tuple(text: Any) -> tuple[int, ...] | None:
-    try:
-        return tuple(int(part) for part in str(text).split(".")[:2])
-    except (ValueError, TypeError):
-        return None
-
-
-def _tf_series(fp: Fingerprint) -> str:
-    v = _tf_version(fp)
-    return f"{v[0]}.{v[1]}" if v else "2.21"
-
-
-def _tf_gpus(fp: Fingerprint) -> list[dict[str, Any]] | None:
-    devices = _tf(fp).get("physical_devices")
-    if devices is None:
-        return None
-    return [d for d in devices if d.get("device_type") == "GPU"]
-
-
 def _blas_threads(fp: Fingerprint) -> int | None:
     counts = [int(p["num_threads"]) for p in fp.blas if isinstance(p.get("num_threads"), int)]
     return max(counts) if counts else None
 
 
 def _intra_threads(fp: Fingerprint) -> int | None:
-    value = _tf(fp).get("intra_op_threads_effective")
+    value = tf_facts(fp).get("intra_op_threads_effective")
     return value if isinstance(value, int) and value > 0 else None
 
 
 # -- checks ----------------------------------------------------------------------------
 def _tensorflow_installed(fp: Fingerprint) -> Check:
-    tf = _tf(fp)
+    tf = tf_facts(fp)
     title = "TensorFlow installed"
     if tf.get("skipped"):
         return Check(

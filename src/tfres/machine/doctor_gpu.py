@@ -10,8 +10,11 @@ with every known cause that applies (``Check.causes``): ``cpu_only_wheel``,
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from tfres.machine.doctor import Check, _tf, _tf_gpus, _tf_series, _tf_version, _version_tuple
+from tfres.backends.tf import cuda_libraries
+from tfres.machine.checks import Check, tf_facts, tf_gpus, tf_series, tf_version, version_tuple
 from tfres.machine.fingerprint import Fingerprint
 from tfres.units import format_bytes
 
@@ -65,7 +68,7 @@ def _cvd_hides(fp: Fingerprint, nvml_count: int) -> str | None:
 
 
 def cuda_build(fp: Fingerprint) -> Check:
-    tf = _tf(fp)
+    tf = tf_facts(fp)
     title = "TensorFlow built with CUDA"
     if not tf.get("installed") or tf.get("skipped"):
         return Check("cuda_build", "skip", "TensorFlow is not installed", title=title)
@@ -84,31 +87,21 @@ def cuda_build(fp: Fingerprint) -> Check:
             "warn",
             f"{what}, but this machine has an NVIDIA GPU",
             f"pip uninstall -y {tf.get('distribution') or 'tensorflow'} && "
-            + _GPU_WHEEL.format(v=_tf_series(fp)),
+            + _GPU_WHEEL.format(v=tf_series(fp)),
             title,
         )
     return Check("cuda_build", "ok", f"{what}; fine: this machine has no NVIDIA GPU", title=title)
 
 
 def gpu_visible(fp: Fingerprint) -> Check:
+    """Does TensorFlow see the GPUs NVML sees? When it sees none, every known cause that
+    applies is named in ``causes``, with its evidence and its fix."""
     name, title = "gpu_visible", "NVIDIA GPU visible to TensorFlow"
-    tf = _tf(fp)
     if not fp.gpus:
-        if fp.gpus_pci:
-            return Check(
-                name,
-                "fail",
-                f"{len(fp.gpus_pci)} NVIDIA GPU(s) on the PCI bus ({', '.join(fp.gpus_pci)}) but "
-                f"NVML cannot use them: {fp.gpus_reason}",
-                "install the NVIDIA driver (e.g. sudo apt install nvidia-driver-550), reboot, "
-                "and check with: nvidia-smi",
-                title,
-                ("no_driver",),
-            )
-        reason = fp.gpus_reason or "NVML sees none"
-        return Check(name, "skip", f"no NVIDIA GPU here ({reason})", title=title)
+        return _no_usable_gpu(fp, name, title)
+    tf = tf_facts(fp)
     names = ", ".join(sorted({str(g.get("name")) for g in fp.gpus}))
-    seen = _tf_gpus(fp)
+    seen = tf_gpus(fp)
     if not tf.get("installed") or tf.get("error"):
         evidence = f"NVML sees {len(fp.gpus)} GPU(s) ({names}) but TensorFlow is not usable"
         return Check(name, "skip", evidence, title=title)
@@ -126,72 +119,13 @@ def gpu_visible(fp: Fingerprint) -> Check:
         if len(seen) < len(fp.gpus) and "CUDA_VISIBLE_DEVICES" not in fp.env:
             status = "warn"
         return Check(name, status, evidence, title=title)
-
-    # NVML sees GPUs and TensorFlow none: name every known cause that applies.
-    causes: list[tuple[str, str, str]] = []  # (cause, evidence, fix)
-    version = _tf_version(fp)
-    info = tf.get("build_info") or {}
-    dist = tf.get("distribution") or "tensorflow"
-    series = _tf_series(fp)
-    if (fp.host or {}).get("platform") == "win32" and version is not None and version >= (2, 11):
-        causes.append(
-            (
-                "native_windows",
-                f"native Windows with TensorFlow {tf.get('version')}: GPU support on native "
-                "Windows ended with TF 2.10",
-                "use WSL2 (then pip install 'tensorflow[and-cuda]'), or pin "
-                "tensorflow<2.11 with CUDA 11.2",
-            )
-        )
-    if not info.get("is_cuda_build") or dist.endswith("-cpu"):
-        causes.append(
-            (
-                "cpu_only_wheel",
-                f"the installed wheel is CPU-only ({dist} {tf.get('version')}, "
-                f"is_cuda_build={info.get('is_cuda_build')})",
-                f"pip uninstall -y {dist} && " + _GPU_WHEEL.format(v=series),
-            )
-        )
-    hidden = _cvd_hides(fp, len(fp.gpus))
-    if hidden:
-        causes.append(
-            (
-                "cuda_visible_devices",
-                hidden,
-                "unset CUDA_VISIBLE_DEVICES  (or export CUDA_VISIBLE_DEVICES=0)",
-            )
-        )
-    driver_cuda = _version_tuple(fp.gpus[0].get("cuda_driver_version"))
-    built_cuda = _version_tuple(info.get("cuda_version"))
-    if driver_cuda and built_cuda and driver_cuda[0] < built_cuda[0]:
-        causes.append(
-            (
-                "driver_too_old",
-                f"the driver supports CUDA up to {fp.gpus[0].get('cuda_driver_version')} "
-                f"(driver {fp.gpus[0].get('driver_version')}) but TensorFlow was built with "
-                f"CUDA {info.get('cuda_version')}",
-                f"update the NVIDIA driver to one that supports CUDA {info.get('cuda_version')} "
-                "(>= 525 for CUDA 12), then check: nvidia-smi",
-            )
-        )
-    if info.get("is_cuda_build") and sys.platform.startswith("linux"):
-        from tfres.backends.tf import cuda_libraries
-
-        missing = [so for so, path in cuda_libraries(info).items() if path is None]
-        if missing:
-            causes.append(
-                (
-                    "missing_cuda_libraries",
-                    f"CUDA libraries TensorFlow loads are not found: {', '.join(missing)}",
-                    _GPU_WHEEL.format(v=series) + "  (installs the nvidia-* CUDA/cuDNN wheels)",
-                )
-            )
+    causes = [c for c in (why(fp) for why in _CAUSES) if c is not None]
+    found = f"NVML sees {len(fp.gpus)} GPU(s) ({names}) but TensorFlow sees none"
     if not causes:
         return Check(
             name,
             "fail",
-            f"NVML sees {len(fp.gpus)} GPU(s) ({names}) but TensorFlow sees none, and none of "
-            "the known causes applies",
+            f"{found}, and none of the known causes applies",
             "read TensorFlow's loader messages: TF_CPP_MIN_LOG_LEVEL=0 python -c "
             "\"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"",
             title,
@@ -200,20 +134,122 @@ def gpu_visible(fp: Fingerprint) -> Check:
     return Check(
         name,
         "fail",
-        f"NVML sees {len(fp.gpus)} GPU(s) ({names}) but TensorFlow sees none: "
-        + "; ".join(c[1] for c in causes),
-        " ; ".join(c[2] for c in causes),
+        f"{found}: " + "; ".join(c.evidence for c in causes),
+        " ; ".join(c.fix for c in causes),
         title,
-        tuple(c[0] for c in causes),
+        tuple(c.name for c in causes),
     )
+
+
+def _no_usable_gpu(fp: Fingerprint, name: str, title: str) -> Check:
+    """NVML sees no GPU: a driver problem if one is on the PCI bus, else nothing to check."""
+    if fp.gpus_pci:
+        return Check(
+            name,
+            "fail",
+            f"{len(fp.gpus_pci)} NVIDIA GPU(s) on the PCI bus ({', '.join(fp.gpus_pci)}) but "
+            f"NVML cannot use them: {fp.gpus_reason}",
+            "install the NVIDIA driver (e.g. sudo apt install nvidia-driver-550), reboot, "
+            "and check with: nvidia-smi",
+            title,
+            ("no_driver",),
+        )
+    reason = fp.gpus_reason or "NVML sees none"
+    return Check(name, "skip", f"no NVIDIA GPU here ({reason})", title=title)
+
+
+# -- why TensorFlow sees no GPU while NVML sees some: one function per known cause --------
+@dataclass(frozen=True)
+class _Cause:
+    name: str
+    evidence: str
+    fix: str
+
+
+def _native_windows(fp: Fingerprint) -> _Cause | None:
+    version = tf_version(fp)
+    if (fp.host or {}).get("platform") != "win32" or version is None or version < (2, 11):
+        return None
+    return _Cause(
+        "native_windows",
+        f"native Windows with TensorFlow {tf_facts(fp).get('version')}: GPU support on native "
+        "Windows ended with TF 2.10",
+        "use WSL2 (then pip install 'tensorflow[and-cuda]'), or pin tensorflow<2.11 with CUDA 11.2",
+    )
+
+
+def _cpu_only_wheel(fp: Fingerprint) -> _Cause | None:
+    tf = tf_facts(fp)
+    info = tf.get("build_info") or {}
+    dist = tf.get("distribution") or "tensorflow"
+    if info.get("is_cuda_build") and not dist.endswith("-cpu"):
+        return None
+    return _Cause(
+        "cpu_only_wheel",
+        f"the installed wheel is CPU-only ({dist} {tf.get('version')}, "
+        f"is_cuda_build={info.get('is_cuda_build')})",
+        f"pip uninstall -y {dist} && " + _GPU_WHEEL.format(v=tf_series(fp)),
+    )
+
+
+def _cuda_visible_devices(fp: Fingerprint) -> _Cause | None:
+    hidden = _cvd_hides(fp, len(fp.gpus))
+    if not hidden:
+        return None
+    return _Cause(
+        "cuda_visible_devices",
+        hidden,
+        "unset CUDA_VISIBLE_DEVICES  (or export CUDA_VISIBLE_DEVICES=0)",
+    )
+
+
+def _driver_too_old(fp: Fingerprint) -> _Cause | None:
+    info = tf_facts(fp).get("build_info") or {}
+    gpu = fp.gpus[0]
+    driver_cuda = version_tuple(gpu.get("cuda_driver_version"))
+    built_cuda = version_tuple(info.get("cuda_version"))
+    if not (driver_cuda and built_cuda and driver_cuda[0] < built_cuda[0]):
+        return None
+    return _Cause(
+        "driver_too_old",
+        f"the driver supports CUDA up to {gpu.get('cuda_driver_version')} "
+        f"(driver {gpu.get('driver_version')}) but TensorFlow was built with "
+        f"CUDA {info.get('cuda_version')}",
+        f"update the NVIDIA driver to one that supports CUDA {info.get('cuda_version')} "
+        "(>= 525 for CUDA 12), then check: nvidia-smi",
+    )
+
+
+def _missing_cuda_libraries(fp: Fingerprint) -> _Cause | None:
+    info = tf_facts(fp).get("build_info") or {}
+    if not info.get("is_cuda_build") or not sys.platform.startswith("linux"):
+        return None
+    missing = [so for so, path in cuda_libraries(info).items() if path is None]
+    if not missing:
+        return None
+    return _Cause(
+        "missing_cuda_libraries",
+        f"CUDA libraries TensorFlow loads are not found: {', '.join(missing)}",
+        _GPU_WHEEL.format(v=tf_series(fp)) + "  (installs the nvidia-* CUDA/cuDNN wheels)",
+    )
+
+
+#: in the order they are reported
+_CAUSES: tuple[Callable[[Fingerprint], _Cause | None], ...] = (
+    _native_windows,
+    _cpu_only_wheel,
+    _cuda_visible_devices,
+    _driver_too_old,
+    _missing_cuda_libraries,
+)
 
 
 def cuda_pairing(fp: Fingerprint) -> Check:
     name, title = "cuda_pairing", "TF/CUDA/cuDNN pairing tested"
-    info = _tf(fp).get("build_info") or {}
+    info = tf_facts(fp).get("build_info") or {}
     if not info.get("is_cuda_build"):
         return Check(name, "skip", "not a CUDA build of TensorFlow", title=title)
-    series = _tf_series(fp)
+    series = tf_series(fp)
     tested = TESTED_CONFIGURATIONS.get(series)
     built = (str(info.get("cuda_version")), str(info.get("cudnn_version")))
     if tested is None:
@@ -223,8 +259,8 @@ def cuda_pairing(fp: Fingerprint) -> Check:
         )
         return Check(name, "skip", evidence, title=title)
     same = (
-        _version_tuple(built[0]) == _version_tuple(tested[0])
-        and (_version_tuple(built[1]) or (0,))[:1] == (_version_tuple(tested[1]) or (0,))[:1]
+        version_tuple(built[0]) == version_tuple(tested[0])
+        and (version_tuple(built[1]) or (0,))[:1] == (version_tuple(tested[1]) or (0,))[:1]
     )
     evidence = (
         f"TF {series} built with CUDA {built[0]}, cuDNN {built[1]}; "
@@ -243,14 +279,14 @@ def cuda_pairing(fp: Fingerprint) -> Check:
 
 def driver_cuda(fp: Fingerprint) -> Check:
     name, title = "driver_cuda", "driver new enough for TF's CUDA"
-    info = _tf(fp).get("build_info") or {}
+    info = tf_facts(fp).get("build_info") or {}
     if not fp.gpus:
         return Check(name, "skip", "no NVIDIA GPU here", title=title)
     if not info.get("is_cuda_build"):
         return Check(name, "skip", "not a CUDA build of TensorFlow", title=title)
     gpu = fp.gpus[0]
-    driver = _version_tuple(gpu.get("cuda_driver_version"))
-    built = _version_tuple(info.get("cuda_version"))
+    driver = version_tuple(gpu.get("cuda_driver_version"))
+    built = version_tuple(info.get("cuda_version"))
     evidence = (
         f"driver {gpu.get('driver_version')} supports CUDA up to {gpu.get('cuda_driver_version')}; "
         f"TensorFlow built with CUDA {info.get('cuda_version')}"
