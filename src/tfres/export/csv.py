@@ -8,15 +8,15 @@ import os
 from pathlib import Path
 from typing import IO
 
+from tfres.export.table import rows
 from tfres.record import Record, atomic_write_bytes
+from tfres.sampler.columns import column_names
 
 __all__ = ["write_csv", "to_csv"]
 
 
 def to_csv(record: Record) -> str:
     """The timeline of ``record`` as CSV text (see :func:`tfres.export.rows`)."""
-    from tfres.export import column_names, rows
-
     table = rows(record)
     names = column_names(table)
     buffer = io.StringIO()

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import IO
 
+from tfres.export.table import rows
 from tfres.record import Record, atomic_write_bytes
 
 __all__ = ["write_jsonl", "to_jsonl"]
@@ -14,8 +15,6 @@ __all__ = ["write_jsonl", "to_jsonl"]
 
 def to_jsonl(record: Record) -> str:
     """The timeline as JSON lines; bucket rows also carry their ``min`` and ``max``."""
-    from tfres.export import rows
-
     return "".join(
         json.dumps(row, separators=(",", ":"), allow_nan=False) + "\n"
         for row in rows(record, extremes=True)

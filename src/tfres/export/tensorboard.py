@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tfres.errors import MissingDependencyError
+from tfres.export.table import rows
 from tfres.record import Record
 
 __all__ = ["write_tensorboard", "TAG_PREFIX"]
@@ -49,8 +50,6 @@ def write_tensorboard(record: Record, logdir: str | os.PathLike[str]) -> Path:
         raise MissingDependencyError(
             "tensorboard", "exporting to TensorBoard", "tensorboard"
         ) from err
-    from tfres.export import rows
-
     folder = Path(logdir)
     folder.mkdir(parents=True, exist_ok=True)
     t0 = _start_wall_time(record)
