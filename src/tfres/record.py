@@ -9,10 +9,12 @@ The format is documented in ``docs/record-format.md``. :func:`save` is atomic;
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import math
 import os
 import secrets
+import stat
 import tempfile
 import time
 from dataclasses import dataclass, field, fields
@@ -20,7 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from tfres.errors import RecordError
+from tfres.record_schema import check_record
+from tfres.redact import redact_command, safe_text
 from tfres.timeline import Mark, Phase, Sample
+from tfres.units import format_bytes
 from tfres.version import __version__
 
 __all__ = ["FORMAT", "VERSION", "Record", "new_record_id", "save", "load", "loads", "dumps"]
@@ -31,6 +36,9 @@ FORMAT = "tfres.record"
 VERSION = 1
 
 STATUSES = ("running", "ok", "failed", "partial")
+#: the most a record file (or a stored record, once uncompressed) may hold: 20 times the
+#: largest record a 24-hour run writes (docs/timeline-storage.md)
+MAX_RECORD_BYTES = 256 * 2**20
 
 
 def new_record_id() -> str:
@@ -90,6 +98,11 @@ class Record:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        # what a record keeps of a command line: secrets masked, text any reader takes
+        if isinstance(self.command, (list, tuple)):
+            self.command = redact_command(self.command)
+        if isinstance(self.label, str):
+            self.label = safe_text(self.label)
         if not self.tfres_version:
             self.tfres_version = __version__
 
@@ -104,6 +117,8 @@ class Record:
             value = getattr(self, f.name)
             if f.name in ("samples", "marks", "phases"):
                 value = [item.to_dict() for item in value]
+            elif f.name == "command" and value is not None:
+                value = redact_command(value)  # set after the record was made, too
             d[f.name] = value
         return d
 
@@ -123,6 +138,7 @@ class Record:
                 f"{source} was written by a newer tfres (record version {version}; this tfres "
                 f"reads up to {VERSION}); upgrade with: pip install -U tfres"
             )
+        d = check_record(d, source=source)
         known = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in d.items() if k in known}
         try:
@@ -137,14 +153,42 @@ class Record:
 
 
 def dumps(record: Record) -> str:
-    """The record as compact JSON text (strict JSON: NaN and infinities are written as null)."""
+    """The record as compact JSON text that encodes as UTF-8.
+
+    Strict JSON: NaN and infinities are written as null. Text that is not valid Unicode
+    (bytes of a non-UTF-8 file name) is written with ``\\xNN`` escapes
+    (:func:`tfres.redact.safe_text`).
+    """
     data = record.to_dict()
     try:
-        return json.dumps(data, separators=(",", ":"), allow_nan=False, default=_json_default)
+        text = _compact(data)
     except ValueError:  # a NaN or infinity somewhere: JSON has no such number
-        return json.dumps(
-            _finite(data), separators=(",", ":"), allow_nan=False, default=_json_default
-        )
+        data = _finite(data)
+        text = _compact(data)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = _compact(_safe_strings(data))
+    return text
+
+
+def _compact(data: Any) -> str:
+    return json.dumps(
+        data, separators=(",", ":"), allow_nan=False, ensure_ascii=False, default=_json_default
+    )
+
+
+def _safe_strings(obj: Any) -> Any:
+    """``obj`` with every text (keys too) made valid Unicode (tuples become lists)."""
+    if isinstance(obj, str):
+        return safe_text(obj)
+    if isinstance(obj, dict):
+        return {safe_text(str(k)): _safe_strings(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_safe_strings(v) for v in obj]
+    if hasattr(obj, "to_dict"):
+        return _safe_strings(obj.to_dict())
+    return obj
 
 
 def _finite(obj: Any) -> Any:
@@ -182,7 +226,16 @@ def loads(text: str | bytes, *, source: str = "record") -> Record:
     if not text.strip():
         raise RecordError(f"{source} is empty; re-run or pick another record")
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise RecordError(
+            f"{source} nests too deeply to be a tfres record; pick a file written by tfres"
+        ) from None
+    except _NotANumber as err:
+        raise RecordError(
+            f"{source} holds {err}, which is not a JSON number (tfres writes null); "
+            "pick a file written by tfres"
+        ) from None
     except json.JSONDecodeError as err:
         size = len(text.encode("utf-8"))
         if _ends_early(text, err) and text.lstrip().startswith("{"):
@@ -193,7 +246,17 @@ def loads(text: str | bytes, *, source: str = "record") -> Record:
             f"{source} is not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}); "
             "pick a file written by tfres"
         ) from err
+    if "\\ud" in text:  # escaped surrogates: bytes that were never valid Unicode
+        data = _safe_strings(data)
     return Record.from_dict(data, source=source)
+
+
+class _NotANumber(ValueError):
+    """``NaN`` or ``Infinity`` in the text: Python's JSON reader takes them, JSON does not."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotANumber(name)
 
 
 def _ends_early(text: str, err: json.JSONDecodeError) -> bool:
@@ -239,10 +302,23 @@ def atomic_write_bytes(target: Path, data: bytes) -> None:
 
 
 def load(path: str | os.PathLike[str]) -> Record:
-    """Read a record file (``.json`` or ``.json.gz``); raises :class:`RecordError` in one line."""
+    """Read a record file (``.json`` or ``.json.gz``); raises :class:`RecordError` in one line.
+
+    Only a regular file is read (not a FIFO, a device or ``/dev/zero``), and at most
+    :data:`MAX_RECORD_BYTES`, compressed or not.
+    """
     p = Path(path)
+    raw = _read_regular_file(p)
+    if raw[:2] == b"\x1f\x8b":
+        raw = gunzip_record(raw, source=f"record {p}")
+    return loads(raw, source=f"record {p}")
+
+
+def _read_regular_file(p: Path) -> bytes:
+    """The bytes of ``p``, refusing what is no regular file or is larger than the cap."""
     try:
-        raw = p.read_bytes()
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; a regular file ignores it
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise RecordError(
             f"record {p} does not exist; check the path or run `tfres runs`"
@@ -251,11 +327,44 @@ def load(path: str | os.PathLike[str]) -> Record:
         raise RecordError(f"record {p} is a folder, not a file") from None
     except OSError as err:
         raise RecordError(f"record {p} cannot be read ({err.strerror})") from err
-    if raw[:2] == b"\x1f\x8b":
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise RecordError(f"record {p} is a folder, not a file")
+        raise RecordError(
+            f"record {p} is not a regular file (a device, FIFO or socket); "
+            "pick a record file written by tfres"
+        )
+    if info.st_size > MAX_RECORD_BYTES:
+        os.close(fd)
+        raise _too_large(f"record {p}", info.st_size)
+    with os.fdopen(fd, "rb") as fh:
         try:
-            raw = gzip.decompress(raw)
-        except (EOFError, OSError) as err:
-            raise RecordError(
-                f"record {p} is a truncated or damaged gzip file; re-run or pick another record"
-            ) from err
-    return loads(raw, source=f"record {p}")
+            raw = fh.read(MAX_RECORD_BYTES + 1)
+        except OSError as err:
+            raise RecordError(f"record {p} cannot be read ({err.strerror})") from err
+    if len(raw) > MAX_RECORD_BYTES:  # it grew while we read
+        raise _too_large(f"record {p}", len(raw))
+    return raw
+
+
+def _too_large(source: str, size: int) -> RecordError:
+    return RecordError(
+        f"{source} is {format_bytes(size)} or more, over the {format_bytes(MAX_RECORD_BYTES)} "
+        "a tfres record may hold; pick a record file written by tfres"
+    )
+
+
+def gunzip_record(raw: bytes, *, source: str) -> bytes:
+    """Uncompress a gzip-compressed record, at most :data:`MAX_RECORD_BYTES` of it."""
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as fh:
+            data = fh.read(MAX_RECORD_BYTES + 1)
+    except (EOFError, OSError, gzip.BadGzipFile) as err:
+        raise RecordError(
+            f"{source} is a truncated or damaged gzip file; re-run or pick another record"
+        ) from err
+    if len(data) > MAX_RECORD_BYTES:
+        raise _too_large(f"{source} (uncompressed)", len(data))
+    return data

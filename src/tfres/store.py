@@ -4,6 +4,11 @@ The store lives at ``$TFRES_STORE`` if set, else ``<user data dir>/tfres/store.s
 (``~/.local/share/tfres/store.sqlite`` on Linux); the CLI's ``--store`` overrides both.
 Records are kept whole (gzip-compressed JSON) beside the columns ``tfres runs`` lists.
 SQLite's locking makes concurrent saves from several processes safe: none is lost.
+
+A new store file is made owner-only (mode 0600, like every file tfres writes): records hold
+command lines, host names and environment variables. Commands that only read (``tfres runs``,
+``show``, ``report``, ``compare``, ``export``) open the store read-only: they work on a
+store they cannot write, and never create one at a mistyped path.
 """
 
 from __future__ import annotations
@@ -14,15 +19,25 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tfres.errors import RecordError, StoreError
-from tfres.record import Record, dumps, load, loads
+from tfres.record import Record, dumps, gunzip_record, load, loads
+from tfres.redact import redact_command, safe_text
 
-__all__ = ["Store", "StoredRun", "default_store_path", "open_store", "resolve_record"]
+__all__ = [
+    "NoStoreError",
+    "Store",
+    "StoredRun",
+    "default_store_path",
+    "open_store",
+    "resolve_record",
+]
 
 ENV_VAR = "TFRES_STORE"
+#: the largest run number SQLite holds
+_MAX_N = 2**63 - 1
 #: how long a save waits for another process holding the database
 _BUSY_SECONDS = 30.0
 
@@ -55,6 +70,16 @@ def default_store_path() -> Path:
     return Path(user_data_dir("tfres", appauthor=False)) / "store.sqlite"
 
 
+class NoStoreError(StoreError):
+    """A command that only reads was pointed at a store that does not exist."""
+
+
+def _reason(err: Exception) -> str:
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror
+    return str(err)
+
+
 @dataclass(frozen=True)
 class StoredRun:
     """One row of ``tfres runs``."""
@@ -76,7 +101,8 @@ def _what(record: Record) -> str | None:
     if record.command:
         # "python3 train.py --epochs 3", not "/home/me/.venv/bin/python3 ...": the list
         # shows what ran; the record keeps the full command
-        return " ".join([os.path.basename(record.command[0]), *record.command[1:]])
+        command = redact_command(record.command)
+        return " ".join([os.path.basename(command[0]), *command[1:]])
     if record.workloads:
         names: list[str] = []
         for w in record.workloads:
@@ -90,20 +116,56 @@ def _what(record: Record) -> str | None:
 class Store:
     """An open store. Use :func:`open_store`, or ``Store(path)`` as a context manager."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, readonly: bool = False
+    ) -> None:
         self.path = Path(path).expanduser() if path is not None else default_store_path()
+        self.readonly = readonly
         if self.path.is_dir():
             self.path = self.path / "store.sqlite"
+        if readonly and not self.path.exists():
+            raise NoStoreError(
+                f"no store at {self.path}; check --store or ${ENV_VAR}, "
+                "or record a run first with `tfres run -- CMD`"
+            )
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=_BUSY_SECONDS, isolation_level=None)
-            self._db.execute(f"PRAGMA busy_timeout = {int(_BUSY_SECONDS * 1000)}")
-            self._setup()
+            if readonly:
+                self._db = self._connect_readonly()
+            else:
+                self._db = self._connect()
+                self._setup()
         except (sqlite3.Error, OSError) as err:
             raise StoreError(
-                f"store {self.path} cannot be opened ({err}); "
+                f"store {self.path} cannot be opened ({_reason(err)}); "
                 f"pass another with --store or ${ENV_VAR}"
             ) from err
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:  # a new store is owner-only; an existing one keeps the mode its owner gave it
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            pass
+        db = sqlite3.connect(self.path, timeout=_BUSY_SECONDS, isolation_level=None)
+        db.execute(f"PRAGMA busy_timeout = {int(_BUSY_SECONDS * 1000)}")
+        return db
+
+    def _connect_readonly(self) -> sqlite3.Connection:
+        """``mode=ro``: reads a store on a read-only disk or owned by another user."""
+        from urllib.parse import quote
+
+        if not self.path.is_file():
+            raise StoreError(f"store {self.path} is not a file; pass a store with --store")
+        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+        db = sqlite3.connect(uri, uri=True, timeout=_BUSY_SECONDS, isolation_level=None)
+        db.execute(f"PRAGMA busy_timeout = {int(_BUSY_SECONDS * 1000)}")
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        if "runs" not in tables:
+            db.close()
+            raise StoreError(
+                f"{self.path} is not a tfres store (no runs table); check --store or ${ENV_VAR}"
+            )
+        return db
 
     def _setup(self) -> None:
         """WAL mode and the schema. Switching to WAL can answer "database is locked" at once,
@@ -146,7 +208,7 @@ class Store:
         row = (
             record.id,
             record.kind,
-            record.label,
+            None if record.label is None else safe_text(record.label),
             record.host,
             record.created_at,
             record.elapsed_seconds,
@@ -190,12 +252,20 @@ class Store:
             params.append(job)
         sql += " ORDER BY n DESC"
         if limit is not None:
+            if not 0 < limit <= _MAX_N:
+                raise ValueError(f"limit must be a number from 1 to {_MAX_N} (got {limit})")
             sql += " LIMIT ?"
             params.append(limit)
         try:
-            return [StoredRun(*row) for row in self._db.execute(sql, params)]
+            rows = self._db.execute(sql, params).fetchall()
         except sqlite3.Error as err:
             raise StoreError(f"store {self.path} cannot be read ({err})") from err
+        runs = [StoredRun(*row) for row in rows]
+        # rows saved by an older tfres may hold a secret in the command line
+        return [
+            replace(r, what=" ".join(redact_command(r.what.split(" "))) if r.what else r.what)
+            for r in runs
+        ]
 
     def get(self, key: str | int) -> Record:
         """A record by its number (``12``), its id, or a unique prefix of its id."""
@@ -206,7 +276,7 @@ class Store:
         db = self._db
         try:
             rows: list[tuple[str, bytes]] = []
-            if text.isdigit():
+            if text.isascii() and text.isdigit() and int(text) <= _MAX_N:
                 rows = db.execute("SELECT id, body FROM runs WHERE n = ?", (int(text),)).fetchall()
             if not rows:  # an id, or a prefix of one (a date prefix is all digits too)
                 rows = db.execute("SELECT id, body FROM runs WHERE id = ?", (text,)).fetchall()
@@ -217,15 +287,17 @@ class Store:
         except sqlite3.Error as err:
             raise StoreError(f"store {self.path} cannot be read ({err})") from err
         if not rows:
-            raise StoreError(f"no run {text!r} in store {self.path}; list them with `tfres runs`")
+            hint = f"; to read the file {text}, write ./{text}" if Path(text).exists() else ""
+            raise StoreError(
+                f"no run {text!r} in store {self.path}; list them with `tfres runs`{hint}"
+            )
         if len(rows) > 1:
             raise StoreError(f"run {text!r} is ambiguous in store {self.path}; give more of the id")
         record_id, body = rows[0]
-        try:
-            raw = gzip.decompress(body)
-        except (OSError, EOFError) as err:
-            raise RecordError(f"run {record_id} in store {self.path} is damaged ({err})") from err
-        return loads(raw, source=f"run {record_id} in store {self.path}")
+        source = f"run {record_id} in store {self.path}"
+        if not isinstance(body, bytes):
+            raise RecordError(f"{source} is damaged (its body is not compressed JSON)")
+        return loads(gunzip_record(body, source=source), source=source)
 
     def records(self, *, job: str | None = None) -> list[Record]:
         """Every stored record (of ``job``, if given), oldest first."""
@@ -238,10 +310,20 @@ def open_store(path: str | os.PathLike[str] | None = None) -> Store:
 
 
 def resolve_record(ref: str, *, store: str | os.PathLike[str] | None = None) -> Record:
-    """A record from a file path (``runs/a.json``) or a store reference (number or id)."""
+    """A record from a file path or a store reference (number, id or prefix of an id).
+
+    ``ref`` is a file when it has a path separator or ends in ``.json`` or ``.gz``
+    (``runs/a.json``, ``./3``); anything else names a stored run, even when a file of that
+    name is in the working folder: ``3`` is run 3, ``./3`` the file. The store is opened
+    read-only and never created.
+    """
     p = Path(ref)
-    looks_like_path = p.suffix in (".json", ".gz") or os.sep in ref or p.exists()
+    looks_like_path = (
+        p.suffix in (".json", ".gz")
+        or os.sep in ref
+        or (os.altsep is not None and os.altsep in ref)
+    )
     if looks_like_path:
         return load(p)
-    with Store(store) as s:
+    with Store(store, readonly=True) as s:
         return s.get(ref)
