@@ -70,6 +70,7 @@ def test_compare_all_lists_unchanged_items(pair, capsys) -> None:  # noqa: ANN00
 
 
 def test_unknown_run_is_one_line_and_exit_1(pair, capsys) -> None:  # noqa: ANN001
+    Store().close()  # an empty store
     assert main(["compare", str(pair[0]), "999"]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("tfres: error: no run '999'") and "\n" not in err

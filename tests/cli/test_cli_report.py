@@ -49,6 +49,10 @@ def test_missing_run_and_bad_usage(store_path: Path, capsys: pytest.CaptureFixtu
     assert main(["report"]) == 2
     assert "needs a RUN" in capsys.readouterr().err
     assert main(["report", "42"]) == 1
+    assert "tfres: error: no store at" in capsys.readouterr().err  # and none was made
+    assert not store_path.exists()
+    Store(store_path).close()
+    assert main(["report", "42"]) == 1
     assert "tfres: error: no run '42' in store" in capsys.readouterr().err
     assert main(["report", "--job", "nojob"]) == 1
     assert "no runs of job 'nojob'" in capsys.readouterr().err

@@ -84,6 +84,7 @@ def test_show_bad_file_prints_one_line(capsys, tmp_path, content, words):
 
 
 def test_show_missing_run(capsys):
+    Store().close()  # an empty store: a read-only command never makes one
     assert main(["show", "nope"]) == 1
     err = capsys.readouterr().err.strip()
     assert err == f"tfres: error: no run 'nope' in store {os.environ['TFRES_STORE']}; " + (

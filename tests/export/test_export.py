@@ -145,6 +145,7 @@ def test_export_cli_from_the_store_and_from_a_file(record, store_path, tmp_path,
 
 
 def test_export_of_an_unknown_run_is_one_line(capsys):
+    Store().close()  # an empty store
     assert main(["export", "999"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("tfres: error: no run '999'") and err.count("\n") == 1

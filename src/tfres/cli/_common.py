@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -19,6 +22,10 @@ __all__ = [
     "interval_arg",
     "size_arg",
     "positive_int_arg",
+    "bounded_int_arg",
+    "output_file_arg",
+    "check_output_file",
+    "check_output_folder",
 ]
 
 
@@ -78,3 +85,83 @@ def positive_int_arg(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a number > 0 (got {text!r})")
     return value
+
+
+def bounded_int_arg(low: int, high: int) -> Any:
+    """argparse type for a whole number from ``low`` to ``high``: ``--limit 5``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number (got {text!r})") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"expected a number from {low} to {high} (got {text!r})"
+            )
+        return value
+
+    return parse
+
+
+def output_file_arg(text: str) -> str:
+    """argparse type for a file to write: not empty (its folder is checked by the command)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a file name (got {text!r})")
+    return text
+
+
+def _nearest_folder(path: Path) -> Path:
+    """The nearest existing ancestor of ``path`` (the folders up to it are made on writing)."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder
+
+
+def _probe_folder(folder: Path, option: str, value: str) -> None:
+    """Raise ``ValueError`` unless a file can be made in ``folder`` (tried, then removed)."""
+    if not folder.is_dir():
+        raise ValueError(f"cannot write {option} {value}: {folder} is not a folder")
+    try:
+        fd, name = tempfile.mkstemp(prefix=".tfres-probe-", dir=folder)
+    except OSError as err:
+        raise ValueError(
+            f"cannot write {option} {value}: no file can be made in {folder} "
+            f"({err.strerror or err}); pick another path"
+        ) from None
+    os.close(fd)
+    os.unlink(name)
+
+
+def check_output_file(value: str | None, option: str) -> None:
+    """Check, before any work, that the file ``option`` names can be written.
+
+    ``ValueError`` (a usage error) names the option and the value: an empty name, a folder,
+    something that is not a regular file (``/dev/null``), or a folder tfres cannot write to.
+    """
+    if value is None:
+        return
+    if not value.strip():
+        raise ValueError(f"{option} needs a file name (got {value!r})")
+    path = Path(value).expanduser()
+    if path.is_dir():
+        raise ValueError(f"cannot write {option} {value}: it is a folder; give a file name")
+    if path.exists() and not path.is_file():
+        raise ValueError(
+            f"cannot write {option} {value}: it is not a regular file; "
+            "give the name of a file to write"
+        )
+    _probe_folder(_nearest_folder(path), option, value)
+
+
+def check_output_folder(value: str | None, option: str) -> None:
+    """Like :func:`check_output_file` for a folder to write files into (``--tensorboard``)."""
+    if value is None:
+        return
+    if not value.strip():
+        raise ValueError(f"{option} needs a folder name (got {value!r})")
+    path = Path(value).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"cannot write {option} {value}: it is a file, not a folder")
+    _probe_folder(path if path.is_dir() else _nearest_folder(path), option, value)

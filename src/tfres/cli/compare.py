@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tfres.cli._common import add_json_option, add_store_option, console, print_json
+from tfres.cli._common import (
+    add_json_option,
+    add_store_option,
+    check_output_file,
+    console,
+    output_file_arg,
+    print_json,
+)
 
 EPILOG = """\
 examples:
@@ -37,7 +44,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("b", metavar="B", help="the second record, the same way")
     p.add_argument(
-        "--html", metavar="FILE", default=None, help="also write the comparison as an HTML page"
+        "--html",
+        metavar="FILE",
+        type=output_file_arg,
+        default=None,
+        help="also write the comparison as an HTML page",
     )
     p.add_argument("--all", action="store_true", help="list the unchanged environment items too")
     add_store_option(p)
@@ -49,6 +60,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from tfres.comparison.compare import compare
     from tfres.store import resolve_record
 
+    check_output_file(args.html, "--html")  # before the work: a bad path wastes none of it
     a = resolve_record(args.a, store=args.store)
     b = resolve_record(args.b, store=args.store)
     comparison = compare(a, b)

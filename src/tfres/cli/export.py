@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tfres.cli._common import add_store_option
+from tfres.cli._common import (
+    add_store_option,
+    check_output_file,
+    check_output_folder,
+    output_file_arg,
+)
 
 DESCRIPTION = """\
 Write the timeline of a run, one row per sample, with columns named with their units
@@ -40,10 +45,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="csv (default) or jsonl; written to --out or stdout",
     )
-    p.add_argument("--out", metavar="FILE", default=None, help="write to FILE instead of stdout")
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        type=output_file_arg,
+        default=None,
+        help="write to FILE instead of stdout",
+    )
     p.add_argument(
         "--tensorboard",
         metavar="LOGDIR",
+        type=output_file_arg,
         default=None,
         help="write TensorBoard scalars (tags tfres/...) into LOGDIR",
     )
@@ -55,6 +67,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     from tfres.export import write_csv, write_jsonl, write_tensorboard
     from tfres.store import resolve_record
 
+    check_output_file(args.out, "--out")  # before the work: a bad path wastes none of it
+    check_output_folder(args.tensorboard, "--tensorboard")
     if args.out is not None and args.format is None and args.tensorboard is None:
         args.format = "jsonl" if args.out.endswith((".jsonl", ".ndjson")) else "csv"
     record = resolve_record(args.run, store=args.store)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from tfres.cli._common import add_store_option, console
+from tfres.cli._common import add_store_option, check_output_file, console, output_file_arg
 
 EPILOG = """\
 examples:
@@ -32,7 +32,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("run", metavar="RUN", nargs="?", default=None, help="store number, id or file")
-    p.add_argument("--html", metavar="FILE", default=None, help="also write the HTML report here")
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        type=output_file_arg,
+        default=None,
+        help="also write the HTML report here",
+    )
     p.add_argument(
         "--job",
         metavar="NAME",
@@ -44,6 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    check_output_file(args.html, "--html")  # before the work: a bad path wastes none of it
     if args.job is not None:
         return _job_report(args)
     if args.run is None:
@@ -70,7 +77,7 @@ def _job_report(args: argparse.Namespace) -> int:
         raise ValueError(
             f"give either RUN or --job, not both (got {args.run!r} and --job {args.job!r})"
         )
-    with Store(args.store) as store:
+    with Store(args.store, readonly=True) as store:
         records = store.records(job=args.job)
         path = store.path
     if not records:

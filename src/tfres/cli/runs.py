@@ -7,10 +7,20 @@ import argparse
 from rich import box
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from tfres.cli._common import add_json_option, add_store_option, console, print_json
-from tfres.store import Store, resolve_record
+from tfres.cli._common import (
+    add_json_option,
+    add_store_option,
+    bounded_int_arg,
+    console,
+    print_json,
+)
+from tfres.store import NoStoreError, Store, StoredRun, default_store_path, resolve_record
 from tfres.units import format_seconds
+
+#: the most rows ``--limit`` asks for
+MAX_LIMIT = 1_000_000_000
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,7 +30,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="List the records in the local store, newest first.",
         epilog="example: tfres runs --limit 5",
     )
-    p.add_argument("--limit", type=int, default=50, help="show at most this many (default: 50)")
+    p.add_argument(
+        "--limit",
+        type=bounded_int_arg(1, MAX_LIMIT),
+        default=50,
+        metavar="N",
+        help="show at most this many (default: 50)",
+    )
     p.add_argument("--job", default=None, help="only the workers of this multi-worker job")
     add_store_option(p)
     add_json_option(p)
@@ -34,21 +50,38 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "run", metavar="RUN", help="a store number, an id (or its prefix), or a record file"
+        "run",
+        metavar="RUN",
+        help="a store number, an id (or its prefix), or a record file (./3 for a file named 3)",
     )
     add_store_option(p)
     add_json_option(p)
     p.set_defaults(func=cmd_show)
 
 
+def _stored_runs(args: argparse.Namespace) -> tuple[list[StoredRun], str] | None:
+    """The runs asked for and the store's path; None when the default store is not made yet."""
+    try:
+        with Store(args.store, readonly=True) as store:
+            return store.runs(limit=args.limit, job=args.job), str(store.path)
+    except NoStoreError:
+        if args.store is None:  # nothing recorded yet is no error; a mistyped --store is
+            return None
+        raise
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
-    with Store(args.store) as store:
-        runs = store.runs(limit=args.limit, job=args.job)
+    found = _stored_runs(args)
+    runs, path = found if found is not None else ([], str(default_store_path()))
     if args.json:
         print_json([r.__dict__ for r in runs])
         return 0
+    if not runs:
+        message = _nothing_found(args, path, store_exists=found is not None)
+        console().print(Text(message), soft_wrap=True)
+        return 0
     table = Table(
-        title=f"runs in {escape(str(store.path))}",
+        title=f"runs in {escape(path)}",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
@@ -83,9 +116,18 @@ def cmd_runs(args: argparse.Namespace) -> int:
         table.add_column(name, no_wrap=True, overflow="ellipsis", width=widths[name])
     for row in rows:
         table.add_row(*row)
-    empty = "no runs yet: try `tfres bench --quick` or `tfres run -- CMD`"
-    out.print(table if runs else empty)
+    out.print(table)
     return 0
+
+
+def _nothing_found(args: argparse.Namespace, path: str, *, store_exists: bool) -> str:
+    if args.job is not None:
+        return (
+            f"no runs of job {args.job!r} in store {path}; record one with "
+            f"`tfres run --job {args.job} --worker 0 -- CMD`, or list all runs with `tfres runs`"
+        )
+    where = f"in store {path}" if store_exists else f"yet (no store at {path})"
+    return f"no runs {where}: try `tfres bench --quick` or `tfres run -- CMD`"
 
 
 def cmd_show(args: argparse.Namespace) -> int:

@@ -95,7 +95,9 @@ def write_tensorboard(record: Record, logdir: str | os.PathLike[str]) -> Path:
             )
         )
     try:
-        with open(tmp, "wb") as fh:
+        # owner-only, like every file tfres writes (docs/reliability.md)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
             writer = RecordWriter(fh)
             for event in events:
                 writer.write(event.SerializeToString())
