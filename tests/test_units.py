@@ -109,3 +109,12 @@ def test_format_percent():
     assert format_percent(None) == "n/a"
     assert format_percent(42.4) == "42%"
     assert format_percent(0) == "0%"
+
+
+def test_format_cpu_list_writes_ranges_like_taskset() -> None:
+    from tfres.units import format_cpu_list
+
+    assert format_cpu_list([0, 1, 2, 5]) == "0-2,5"
+    assert format_cpu_list((0, 2, 3, 4, 7, 8)) == "0,2-4,7-8"
+    assert format_cpu_list([3]) == "3"
+    assert format_cpu_list([]) == "" and format_cpu_list(None) == ""

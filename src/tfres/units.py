@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 __all__ = [
     "parse_size",
@@ -15,6 +16,7 @@ __all__ = [
     "format_bytes",
     "format_seconds",
     "format_percent",
+    "format_cpu_list",
 ]
 
 _SIZE_UNITS = {
@@ -133,3 +135,19 @@ def format_seconds(s: float | None) -> str:
 def format_percent(p: float | None) -> str:
     """Format a 0-100 percentage; None gives "n/a"."""
     return "n/a" if p is None else f"{p:.0f}%"
+
+
+def format_cpu_list(cpus: Sequence[int] | None) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2,5"``, the way ``taskset`` writes a CPU list; ``""`` for none."""
+    if not cpus:
+        return ""
+    parts: list[str] = []
+    start = prev = cpus[0]
+    for c in [*cpus[1:], None]:
+        if c is not None and c == prev + 1:
+            prev = c
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if c is not None:
+            start = prev = c
+    return ",".join(parts)

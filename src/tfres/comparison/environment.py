@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tfres.diagnosis.facts import RunFacts
-from tfres.units import format_bytes
+from tfres.units import format_bytes, format_cpu_list
 
 __all__ = ["EnvItem", "environment_diff", "CATEGORIES", "BACKGROUND_CHANGE_CORES"]
 
@@ -92,18 +92,7 @@ def _cores_text(n: float | None) -> str | None:
 
 def _ranges(cpus: tuple[int, ...] | None) -> str | None:
     """``(0, 1, 2, 5)`` -> ``"0-2,5"``, the way taskset writes a CPU list."""
-    if not cpus:
-        return None
-    parts: list[str] = []
-    start = prev = cpus[0]
-    for c in list(cpus[1:]) + [None]:  # type: ignore[list-item]
-        if c is not None and c == prev + 1:
-            prev = c
-            continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-        if c is not None:
-            start = prev = c
-    return ",".join(parts)
+    return format_cpu_list(cpus) or None
 
 
 def _gpus(f: RunFacts) -> list[dict[str, Any]] | None:
