@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tfres
+from tfres.backends.tf_runtime import memory_info
 from tfres.store import Store
 
 keras = pytest.importorskip("keras")
@@ -48,9 +49,13 @@ def test_epochs_steps_and_allocator_peaks_in_a_saved_record(model_and_data, stor
     assert epoch1.start_seconds <= ts[0] and ts[3] <= epoch1.end_seconds
     epochs = record.extra["epochs"]
     assert [e["steps"] for e in epochs] == [4, 4]
-    assert epochs[0]["tf_peak_bytes"]["CPU:0"] > 0
     assert "loss" in epochs[1]["logs"]
-    assert record.samples and any(s.tf_memory for s in record.samples)
+    if memory_info("CPU:0") is not None:  # TensorFlow keeps CPU allocator statistics here
+        assert epochs[0]["tf_peak_bytes"]["CPU:0"] > 0
+        assert record.samples and any(s.tf_memory for s in record.samples)
+    else:  # oneDNN off (TF's default on CPUs without AVX512_VNNI/AMX): said, not guessed
+        assert "CPU:0" not in (epochs[0]["tf_peak_bytes"] or {})
+        assert any("no allocator statistics for CPU:0" in n for n in record.notes)
     with Store(store_path) as s:
         assert s.get(record.id).steps == record.steps
     assert sampler_threads() == 0

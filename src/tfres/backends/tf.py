@@ -38,6 +38,8 @@ __all__ = [
     "build_info",
     "physical_devices",
     "onednn_setting",
+    "onednn_enabled",
+    "ONEDNN_CPU_FLAGS",
     "thread_settings",
     "tensorflow_facts",
     "cuda_libraries",
@@ -242,20 +244,71 @@ def physical_devices() -> list[dict[str, str]]:
     return [{"name": d.name, "device_type": d.device_type} for d in devices]
 
 
+#: the CPU features TensorFlow's ``DefaultOneDnnPolicy()`` looks for on Linux
+#: (tensorflow/core/util/util.cc): with none of them, oneDNN is off unless asked for
+ONEDNN_CPU_FLAGS = ("avx512_vnni", "avx512_bf16", "avx_vnni", "amx_tile", "amx_int8", "amx_bf16")
+
+
+def onednn_enabled() -> bool | None:
+    """Whether TensorFlow's oneDNN CPU kernels are on, as TensorFlow itself decided.
+
+    Asks TensorFlow (``IsMklEnabled()``, the function its own tests use), which has applied
+    ``TF_ENABLE_ONEDNN_OPTS`` and the CPU features it checks. None while TensorFlow is not
+    imported (this never imports it) or where the build does not say.
+    """
+    if not tensorflow_imported():
+        return None
+    util = _fully_imported("tensorflow.python.util._pywrap_util_port")
+    if util is None:
+        return None
+    try:
+        return bool(util.IsMklEnabled())
+    except Exception as err:  # a build without the function
+        log.debug("IsMklEnabled() failed: %s", err)
+        return None
+
+
+def _cpu_flags() -> set[str] | None:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith(("flags", "Features")):
+                    return set(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return None
+
+
+def _onednn_default_words() -> str:
+    """What TensorFlow does by default on this machine, from the CPU flags it checks."""
+    if not sys.platform.startswith("linux"):
+        return f"TensorFlow's default on {platform.system()} applies"
+    flags = _cpu_flags()
+    if flags is None:
+        return "the CPU flags TensorFlow checks could not be read"
+    found = [f for f in ONEDNN_CPU_FLAGS if f in flags]
+    if found:
+        return f"this CPU has {', '.join(found)}, for which TensorFlow turns it on by default"
+    if platform.machine().lower() in ("aarch64", "arm64"):
+        return "TensorFlow turns it on by default only on some ARM cores (Neoverse V1)"
+    return f"this CPU has none of {', '.join(ONEDNN_CPU_FLAGS)}, so TensorFlow leaves it off"
+
+
 def onednn_setting(version: str | None = None) -> str:
-    """Whether TensorFlow's oneDNN CPU kernels are on, and why, in words."""
+    """Whether TensorFlow's oneDNN CPU kernels are on, and why, in words.
+
+    Read from TensorFlow once it is imported (:func:`onednn_enabled`); before that, what
+    ``TF_ENABLE_ONEDNN_OPTS`` asks for or, unset, what TensorFlow's default does with the
+    CPU flags it checks, said as expected rather than read.
+    """
     raw = os.environ.get("TF_ENABLE_ONEDNN_OPTS")
-    if raw is not None:
-        value = raw.strip().lower()
-        if value in ("1", "true", "yes", "on"):
-            return f"on (TF_ENABLE_ONEDNN_OPTS={raw})"
-        if value in ("0", "false", "no", "off"):
-            return f"off (TF_ENABLE_ONEDNN_OPTS={raw})"
+    if raw is not None and raw.strip().lower() not in ("0", "1", "true", "false"):
         return f"unrecognised TF_ENABLE_ONEDNN_OPTS={raw!r}; TensorFlow reads 0 or 1"
-    machine = platform.machine().lower()
-    if machine in ("x86_64", "amd64") and sys.platform in ("linux", "win32"):
-        return "on (default on x86-64 Linux and Windows since TF 2.9)"
-    return f"default for {platform.system()} {platform.machine()} (TF_ENABLE_ONEDNN_OPTS not set)"
+    why = f"TF_ENABLE_ONEDNN_OPTS={raw}" if raw is not None else _onednn_default_words()
+    enabled = onednn_enabled()
+    if enabled is not None:
+        return f"{'on' if enabled else 'off'} (read from TensorFlow; {why})"
+    return f"not read (TensorFlow not imported); {why}"
 
 
 def _int_env(name: str) -> int | None:
@@ -350,6 +403,7 @@ def tensorflow_facts(*, import_tensorflow: bool = True) -> dict[str, Any]:
             "not listed: TensorFlow was not imported (run `tfres env` for the device list)"
         )
     facts["onednn"] = onednn_setting(facts["version"])
+    facts["onednn_enabled"] = onednn_enabled()
     facts.update(thread_settings())
     facts["runtime_started"] = runtime_started()
     return facts

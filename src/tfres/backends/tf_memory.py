@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["TfMemoryReader"]
@@ -25,13 +26,19 @@ class TfMemoryReader:
     ``read()`` is ``None`` while TensorFlow is not imported or its runtime not started. On
     the CPU the figures count TensorFlow tensors only (RSS counts the whole process); on a
     GPU they are the part of ``nvidia-smi``'s ``memory.used`` TensorFlow's allocator holds.
-    A device TensorFlow keeps no statistics for is left out.
+    A device TensorFlow keeps no statistics for is left out, and ``note`` is told why once:
+    TensorFlow keeps CPU allocator statistics only when its oneDNN kernels are on, which
+    its default leaves off on CPUs without AVX512_VNNI/AVX512_BF16/AVX_VNNI/AMX (an AMD
+    EPYC of 2020, most laptops) and on most ARM cores.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, note: Callable[[str], None] | None = None) -> None:
         self._devices: list[str] | None = None
         self._get: Any = None
         self._failed = False
+        self._note = note
+        #: devices TensorFlow keeps no statistics for: name -> why, in words
+        self.unavailable: dict[str, str] = {}
 
     def _ready(self) -> bool:
         if self._devices is not None:
@@ -61,12 +68,25 @@ class TfMemoryReader:
         for name in list(self._devices or ()):
             try:
                 info = self._get(name)
-            except Exception:  # no statistics for this device: stop asking about it
+            except Exception as err:  # no statistics for this device: stop asking about it
                 if self._devices is not None and name in self._devices:
                     self._devices.remove(name)
+                self._unavailable(name, err)
                 continue
             out[name] = {"current_bytes": int(info["current"]), "peak_bytes": int(info["peak"])}
         return out
+
+    def _unavailable(self, name: str, err: Exception) -> None:
+        reason = f"TensorFlow keeps no allocator statistics for {name} on this build/CPU"
+        if name.startswith("CPU"):
+            from tfres.backends.tf import onednn_setting
+
+            reason += f" (they need oneDNN, which is {onednn_setting()})"
+        else:
+            reason += f" ({err})"
+        self.unavailable[name] = reason
+        if self._note is not None:
+            self._note(reason)
 
     def reset_peaks(self) -> None:
         """Start new peaks on every device (``tf.config.experimental.reset_memory_stats``)."""

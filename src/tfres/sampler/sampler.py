@@ -117,7 +117,7 @@ class Sampler:
         if tf_reader is None and tf_memory:
             from tfres.backends.tf_memory import TfMemoryReader
 
-            tf_reader = TfMemoryReader().read
+            tf_reader = TfMemoryReader(note=self.note).read
         self._read_tf = tf_reader if tf_memory else None
         #: the scan of the other processes' CPU (None with ``others=False``)
         self.others: OtherProcesses | None = None
