@@ -23,6 +23,7 @@ __all__ = [
     "size_arg",
     "positive_int_arg",
     "bounded_int_arg",
+    "thread_count_arg",
     "output_file_arg",
     "check_output_file",
     "check_output_folder",
@@ -77,6 +78,12 @@ def size_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+#: the largest count any option takes: TensorFlow holds thread counts and sizes in 32 bits
+MAX_COUNT = 2**31 - 1
+#: the most threads a pool may be given: more than any machine has cores
+MAX_THREADS = 4096
+
+
 def positive_int_arg(text: str) -> int:
     try:
         value = int(text)
@@ -84,6 +91,19 @@ def positive_int_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number (got {text!r})") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a number > 0 (got {text!r})")
+    if value > MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"expected a number up to {MAX_COUNT} (got {text!r})")
+    return value
+
+
+def thread_count_arg(text: str) -> int:
+    """argparse type for a thread pool size: 1 to :data:`MAX_THREADS`."""
+    value = positive_int_arg(text)
+    if value > MAX_THREADS:
+        raise argparse.ArgumentTypeError(
+            f"expected at most {MAX_THREADS} threads (got {text!r}); "
+            "a pool larger than the machine's cores only adds overhead"
+        )
     return value
 
 

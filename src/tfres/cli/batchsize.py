@@ -92,12 +92,16 @@ def _default_data(model: str) -> str:
 def cmd_batch_size(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from tfres.batchsize.finder import Trial, check_reference, find_batch_size
+    from tfres.batchsize.finder import Trial, find_batch_size, isolated_reference
+    from tfres.user_code import check_reference as check_script
 
-    check_reference(args.model, "MODEL")  # the model first: its file is the one named
+    check_script(args.model)  # a script that does not compile: its file and line, exit 1
+    isolated_reference(args.model, "MODEL")  # the model first: its file is the one named
     data = args.data or _default_data(args.model)
+    if args.data is not None:
+        check_script(args.data)
     try:
-        check_reference(data, "--data")
+        isolated_reference(data, "--data")
     except ValueError as err:
         if args.data is None:
             raise ValueError(

@@ -83,7 +83,15 @@ def _example_args(ref: str | None) -> tuple[Any, ...]:
 
     if ref is None:
         return ()
-    value = load_callable(ref)()
+    make = load_callable(ref)
+    try:
+        value = make()
+    except Exception as err:
+        from tfres.user_code import UserCodeError
+
+        raise UserCodeError(
+            f"--args {ref} raised {type(err).__name__}: {err}; fix it and try again"
+        ) from err
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
