@@ -173,3 +173,26 @@ def test_import_tfres_imports_neither_tensorflow_nor_pynvml(python):
     assert out["tf_installed"] is True
     # tfres.fingerprint() etc. stay the functions after their submodules are imported
     assert out["callables"] is True
+
+
+def test_capture_env_keeps_only_the_tensorflow_variables_tfres_knows():
+    config = (
+        '{"cluster": {"worker": ["10.0.0.1:2222", "10.0.0.2:2222"], "ps": ["10.0.0.3:2222"]},'
+        ' "task": {"type": "worker", "index": 1}, "rpc_layer": "grpc", "token": "s3cr3t"}'
+    )
+    env = capture_env(
+        {
+            "TF_VAR_db_password": "hunter3",  # Terraform's, not TensorFlow's
+            "TF_VAR_region": "eu-west-1",
+            "TF_CLI_CONFIG_FILE": "/root/.terraformrc",
+            "TF_CPP_MIN_LOG_LEVEL": "2",
+            "TF_CONFIG": config,
+        }
+    )
+    assert list(env) == ["TF_CONFIG", "TF_CPP_MIN_LOG_LEVEL"]
+    assert json.loads(env["TF_CONFIG"]) == {
+        "cluster": {"ps": 1, "worker": 2},
+        "task": {"index": 1, "type": "worker"},
+    }
+    assert "10.0.0" not in env["TF_CONFIG"] and "s3cr3t" not in env["TF_CONFIG"]
+    assert capture_env({"TF_CONFIG": "{not json"})["TF_CONFIG"] == "(not valid JSON)"

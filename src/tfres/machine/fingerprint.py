@@ -14,6 +14,7 @@ never captured: records get shared between people.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -24,13 +25,21 @@ from typing import Any
 
 from tfres.version import __version__
 
-__all__ = ["Fingerprint", "fingerprint", "capture_env", "is_secret_name", "ENV_PREFIXES"]
+__all__ = [
+    "Fingerprint",
+    "fingerprint",
+    "capture_env",
+    "is_secret_name",
+    "tf_config_shape",
+    "ENV_PREFIXES",
+    "TF_NAMES",
+]
 
 log = logging.getLogger("tfres")
 
-#: Variables with these prefixes change how TensorFlow, CUDA and the BLAS/OpenMP runtimes behave.
+#: Variables with these prefixes change how CUDA and the BLAS/OpenMP runtimes behave. ``TF_``
+#: is not one: Terraform uses it too (``TF_VAR_db_password``); see :data:`TF_NAMES`.
 ENV_PREFIXES = (
-    "TF_",
     "CUDA_",
     "CUDNN_",
     "NVIDIA_",
@@ -53,6 +62,30 @@ ENV_NAMES = (
     "MALLOC_ARENA_MAX",
     "HIP_VISIBLE_DEVICES",
     "ROCR_VISIBLE_DEVICES",
+)
+#: The TensorFlow variables tfres knows; ``TF_CONFIG`` is kept as its cluster's shape only.
+TF_NAMES = (
+    "TF_CONFIG",
+    "TF_CPP_MAX_VLOG_LEVEL",
+    "TF_CPP_MIN_LOG_LEVEL",
+    "TF_CPP_VMODULE",
+    "TF_CUDNN_DETERMINISTIC",
+    "TF_CUDNN_USE_AUTOTUNE",
+    "TF_DETERMINISTIC_OPS",
+    "TF_DISABLE_MKL",
+    "TF_ENABLE_AUTO_MIXED_PRECISION",
+    "TF_ENABLE_ONEDNN_OPTS",
+    "TF_FORCE_GPU_ALLOW_GROWTH",
+    "TF_FORCE_UNIFIED_MEMORY",
+    "TF_GPU_ALLOCATOR",
+    "TF_GPU_HOST_MEM_LIMIT_IN_MB",
+    "TF_GPU_THREAD_COUNT",
+    "TF_GPU_THREAD_MODE",
+    "TF_NUM_INTEROP_THREADS",
+    "TF_NUM_INTRAOP_THREADS",
+    "TF_USE_LEGACY_KERAS",
+    "TF_XLA_FLAGS",
+    "TF2_BEHAVIOR",
 )
 #: A name containing any of these (any case) is never captured, whatever its prefix.
 SECRET_WORDS = (
@@ -79,18 +112,50 @@ def is_secret_name(name: str) -> bool:
 def capture_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The behaviour-changing environment variables, secrets left out.
 
-    Kept: :data:`ENV_PREFIXES` and :data:`ENV_NAMES`. Dropped: any name with a word of
-    :data:`SECRET_WORDS` (``TF_API_TOKEN`` included). A password inside a URL value
-    (``scheme://user:pass@host``) is masked. Sorted by name.
+    Kept: :data:`ENV_PREFIXES`, :data:`ENV_NAMES` and :data:`TF_NAMES` (not every ``TF_``
+    name: ``TF_VAR_*`` are Terraform's). Dropped: any name with a word of
+    :data:`SECRET_WORDS`. A password inside a URL value (``scheme://user:pass@host``) is
+    masked. ``TF_CONFIG`` keeps only its shape (see :func:`tf_config_shape`). Sorted by name.
     """
     environ = os.environ if environ is None else environ
     out: dict[str, str] = {}
     for name in sorted(environ):
         if is_secret_name(name):
             continue
-        if name in ENV_NAMES or name.startswith(ENV_PREFIXES):
+        if name == "TF_CONFIG":
+            out[name] = tf_config_shape(environ[name])
+        elif name in ENV_NAMES or name in TF_NAMES or name.startswith(ENV_PREFIXES):
             out[name] = _URL_USERINFO.sub(r"\1***@", environ[name])
     return out
+
+
+def tf_config_shape(text: str) -> str:
+    """``TF_CONFIG`` without addresses or extra keys: the roles' sizes and this task.
+
+    ``{"cluster": {"worker": ["h1:1", "h2:1"]}, "task": {"type": "worker", "index": 1}}``
+    gives ``{"cluster": {"worker": 2}, "task": {"index": 1, "type": "worker"}}``.
+    """
+    try:
+        config = json.loads(text)
+    except ValueError:
+        return "(not valid JSON)"
+    if not isinstance(config, dict):
+        return "(not a JSON object)"
+    cluster = config.get("cluster")
+    shape: dict[str, Any] = {}
+    if isinstance(cluster, dict):
+        shape["cluster"] = {
+            str(role): len(hosts) if isinstance(hosts, (list, dict)) else None
+            for role, hosts in cluster.items()
+        }
+    task = config.get("task")
+    if isinstance(task, dict):
+        shape["task"] = {
+            key: task[key]
+            for key in ("type", "index")
+            if isinstance(task.get(key), (str, int)) and not isinstance(task.get(key), bool)
+        }
+    return json.dumps(shape, sort_keys=True)
 
 
 @dataclass(frozen=True)
