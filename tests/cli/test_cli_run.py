@@ -48,7 +48,7 @@ def test_exit_status_passes_through_and_the_run_is_saved(store_path, python):
     assert out.stdout == "hi\n"  # the command's stdout stays clean: tfres writes to stderr
     record = only_record(store_path)
     assert record.kind == "run" and record.label == "three"
-    assert record.status == "partial" and record.exit_code == 3
+    assert record.status == "failed" and record.exit_code == 3  # docs/record-format.md
     assert "status 3" in record.end_reason
     assert record.command[-1] == "print('hi'); raise SystemExit(3)"
 
@@ -120,9 +120,10 @@ def test_ctrl_c_at_the_terminal_ends_the_command_once(store_path, tmp_path, pyth
     import fcntl
     import termios
 
-    ready, count = tmp_path / "ready", tmp_path / "count"
+    ready, count, fg = tmp_path / "ready", tmp_path / "count", tmp_path / "foreground"
     child = (
-        "import pathlib, signal, sys, time\n"
+        "import os, pathlib, signal, sys, time\n"
+        f"pathlib.Path({str(fg)!r}).write_text(str(os.tcgetpgrp(0) == os.getpgrp()))\n"
         "hits = []\n"
         "def on_int(n, f):\n"
         "    hits.append(n)\n"
@@ -154,10 +155,11 @@ def test_ctrl_c_at_the_terminal_ends_the_command_once(store_path, tmp_path, pyth
     finally:
         os.close(master)
     assert proc.returncode == 5
+    assert fg.read_text() == "True"  # the command's group holds the terminal, as a shell's job
     assert count.read_text() == "1"  # the command got Ctrl-C once, not twice
     record = only_record(store_path)
-    assert record.status == "partial"
-    assert "SIGINT (Ctrl-C at the terminal" in record.end_reason  # not passed on twice
+    assert record.status == "failed" and record.exit_code == 5
+    assert "passed on" not in record.end_reason  # tfres itself received nothing
 
 
 def test_unknown_command_is_one_line_and_127(store_path):
@@ -291,19 +293,19 @@ def test_control_options_reach_the_command(python, store_path):
     assert record.control["devices"]  # how the settings were passed, in words
 
 
-def test_a_signal_before_the_command_starts_is_held_for_it(python, monkeypatch):
+def test_a_signal_before_the_command_starts_is_held_for_it(python):
     """tfres installs its handlers before starting the command; a SIGTERM that lands in
     between is passed on as soon as the command exists, never lost."""
-    from tfres.watch import command as watch_module
+    from tfres.backends.signals import new_group_options
+    from tfres.watch.supervisor import Supervisor
 
-    monkeypatch.setattr(watch_module, "_terminal_sends_sigint", lambda: False)
-    run = watch_module._Run(grace_seconds=1.0)
-    run.on_signal(signal.SIGTERM, None)  # no command yet
-    proc = subprocess.Popen([python, "-c", "import time; time.sleep(30)"])
+    sup = Supervisor(grace_seconds=1.0)
+    sup.on_signal(signal.SIGTERM, None)  # no command yet
+    proc = subprocess.Popen([python, "-c", "import time; time.sleep(30)"], **new_group_options())
     try:
-        run.attach(proc)
+        sup.attach(proc)
         assert proc.wait(timeout=20) == -signal.SIGTERM
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert run.received == ["SIGTERM (passed on to the command)"]
+    assert sup.received == ["SIGTERM (passed on to the command)"]

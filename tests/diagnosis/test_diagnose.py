@@ -325,9 +325,21 @@ def test_host_nearly_out_of_memory() -> None:
 def test_out_of_memory_end_is_critical_and_first(exit_code: int, end_reason: str | None) -> None:
     r = S.record(samples_=S.samples(process_cpu=190, rss=3 * S.GiB))
     r.exit_code, r.end_reason, r.status = exit_code, end_reason, "failed"
+    r.extra["oom_kills_during_run"] = 1  # the kernel's OOM killer fired during the run
     found = diagnose(r)
     assert found[0].rule == "out_of_memory" and found[0].severity == "critical"
     assert "peak RSS 3.0 GiB" in found[0].evidence
+
+
+@pytest.mark.parametrize("oom_kills", [None, 0])
+def test_sigkill_without_evidence_is_not_called_out_of_memory(oom_kills: int | None) -> None:
+    """kill -9 or a pre-emption also gives exit 137: OOM only with evidence (issue 12, 17)."""
+    r = S.record(samples_=S.samples(process_cpu=190, rss=3 * S.GiB))
+    r.exit_code, r.signal, r.status = None, "SIGKILL", "partial"
+    r.extra["oom_kills_during_run"] = oom_kills
+    assert "out_of_memory" not in rules_of(diagnose(r))
+    r.control["budget"] = {"budget_bytes": 4 * S.GiB, "cgroup_oom_kills": 1}
+    assert "out_of_memory" in rules_of(diagnose(r))
 
 
 def test_budget_end_is_named_as_the_budget() -> None:

@@ -38,6 +38,7 @@ __all__ = [
     "TreeMemory",
     "HardLimit",
     "memory_ceiling",
+    "host_oom_kills",
     "systemd_scope_command",
     "CGROUP_ROOT",
 ]
@@ -136,6 +137,22 @@ def memory_ceiling() -> tuple[int, str]:
     if cgroup is not None and cgroup < total:
         return int(cgroup), "cgroup memory limit"
     return total, "RAM"
+
+
+def host_oom_kills() -> int | None:
+    """How many processes the kernel's OOM killer has ended since boot (``/proc/vmstat``).
+
+    None where the kernel does not count them (before Linux 4.13, not Linux). A rise during
+    a run that ended by SIGKILL is the evidence that the OOM killer ended it.
+    """
+    try:
+        with open("/proc/vmstat") as fh:
+            for line in fh:
+                if line.startswith("oom_kill "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 # -- hard limits --------------------------------------------------------------------------
@@ -264,6 +281,16 @@ class HardLimit:
             return False
         text = _read(self.path / "memory.oom_control") or ""
         return "under_oom 1" in text
+
+    def oom_kills(self) -> int | None:
+        """How many processes the OOM killer ended in this cgroup, None if unknown."""
+        if self.path is None:
+            return None
+        name = "memory.events" if self.mechanism == "cgroup-v2" else "memory.oom_control"
+        for line in (_read(self.path / name) or "").splitlines():
+            if line.startswith("oom_kill "):
+                return int(line.split()[1])
+        return None
 
     def usage_bytes(self) -> int | None:
         """The cgroup's charged memory (anonymous memory plus page cache), None if unknown."""

@@ -1,46 +1,72 @@
 """The memory budget of ``tfres run --memory-budget``, and the budget's diagnosis finding.
 
 :class:`BudgetWatcher` follows the watcher protocol of :func:`tfres.watch.command.watch`. When the
-command starts it puts it in a cgroup with a hard limit where the kernel allows it
-(``memory.high`` at the budget and ``memory.max`` 5% above on cgroup v2; on cgroup v1 a
-ceiling 5% above the budget with the OOM killer disabled, so a process that reaches it
-waits instead of dying) and starts a 20 Hz watchdog on the command's process tree. At the
-soft threshold it logs and notes it; at the budget it sends the tree SIGTERM at once (and
-tells :func:`watch`, which records why and sends SIGKILL after the grace period); a command
-waiting at the cgroup ceiling gets 5% more room so it can run its SIGTERM handler. The record's
-``control["budget"]`` says which mechanisms were active, the peak and when it triggered.
-Both are imported from :mod:`tfres.budget.watchdog`.
+command starts it puts it in a cgroup with a hard limit AT the budget where the kernel allows
+it (``memory.high`` and ``memory.max`` on cgroup v2; on cgroup v1 ``memory.limit_in_bytes``
+with the OOM killer disabled, so a process that reaches it waits instead of dying) and starts a
+20 Hz watchdog on the command's process tree (:class:`tfres.budget.watchdog.MemoryBudget`).
+
+It acts before the budget: at 90% of it, or earlier when the growth rate would reach it within
+two readings, it asks the command to stop:
+
+- with ``checkpoint`` (``tfres run --checkpoint PATH``, which sets ``TFRES_CHECKPOINT=PATH`` for
+  the command): SIGUSR1 to the command, which tfres's start-up hook in a Keras program takes as
+  "stop at the next batch and save a checkpoint"; a command still running ``grace_seconds``
+  later gets SIGTERM, then SIGKILL (the kill ladder);
+- without: SIGTERM to the whole tree at once, then SIGKILL after ``grace_seconds``.
+
+A tree that still grows into the budget after SIGTERM, or waits at the cgroup ceiling, gets
+SIGKILL at once. The record's ``control["budget"]`` says which mechanisms were active, the
+peak, when and how it was asked to stop (its diagnosis: :mod:`tfres.diagnosis.rules.budget`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
 from typing import Any
 
-from tfres.backends.memlimit import CGROUP_ROOT, HardLimit, memory_ceiling, systemd_scope_command
+from tfres.backends.memlimit import (
+    CGROUP_ROOT,
+    HardLimit,
+    memory_ceiling,
+    systemd_scope_command,
+)
+from tfres.backends.signals import DEFAULT_GRACE_SECONDS
 from tfres.record import Record
 from tfres.timeline import Sample
 from tfres.units import format_bytes
 
-__all__ = [
-    "BudgetWatcher",
-    "budget_findings",
-    "HARD_HEADROOM",
-]
+__all__ = ["BudgetWatcher", "check_budget_bytes", "STOP_REQUEST_SIGNAL"]
 
 log = logging.getLogger("tfres")
 
-#: the hard cgroup ceiling sits this far above the budget: the watchdog acts first, and the
-#: ceiling catches what grows faster than the watchdog reads
-HARD_HEADROOM = 0.05
+#: what the command gets at the soft threshold with --checkpoint: "stop at the next batch
+#: and save a checkpoint to $TFRES_CHECKPOINT" (tfres's start-up hook handles it in Keras)
+STOP_REQUEST_SIGNAL = signal.SIGUSR1
+
+
+def check_budget_bytes(budget_bytes: int) -> int:
+    """``budget_bytes`` if it is a usable budget here (parsed already), else ValueError."""
+    if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int) or budget_bytes <= 0:
+        raise ValueError(f"memory budget must be above 0 (got {budget_bytes!r})")
+    total, what = memory_ceiling()
+    if budget_bytes > total:
+        raise ValueError(
+            f"memory budget {budget_bytes!r} ({format_bytes(budget_bytes)}) is above the "
+            f"{format_bytes(total)} of {what}; pick a smaller size or a percentage like '80%'"
+        )
+    return budget_bytes
 
 
 class BudgetWatcher:
-    """Hold a command's process tree within ``budget_bytes`` (for :func:`tfres.watch.command.watch`).
+    """Hold a command's process tree within ``budget_bytes`` under ``tfres run``.
 
-    ``hard_limit=False`` uses the watchdog alone. A budget of zero, negative or above the
-    memory this machine (or its cgroup) has raises ``ValueError``.
+    ``budget_bytes`` comes parsed (:func:`tfres.budget.watchdog.parse_budget`); zero,
+    negative or above this machine's (or cgroup's) memory raises ``ValueError``.
+    ``checkpoint`` is the path the command saves to when asked (see the module docstring);
+    ``hard_limit=False`` uses the watchdog alone.
 
         watch(["python", "train.py"], watchers=[BudgetWatcher(parse_budget("10%"))])
     """
@@ -49,31 +75,32 @@ class BudgetWatcher:
         self,
         budget_bytes: int,
         *,
+        checkpoint: str | os.PathLike[str] | None = None,
         soft_ratio: float = 0.9,
-        grace_seconds: float = 5.0,
+        grace_seconds: float = DEFAULT_GRACE_SECONDS,
         interval: float = 0.05,
         hard_limit: bool = True,
         cgroup_root: str | os.PathLike[str] = CGROUP_ROOT,
     ) -> None:
-        from tfres.budget.watchdog import parse_budget
-
-        self.budget_bytes = parse_budget(budget_bytes) if not isinstance(budget_bytes, bool) else 0
+        self.budget_bytes = check_budget_bytes(budget_bytes)
         if not 0 < soft_ratio <= 1:
             raise ValueError(f"soft_ratio must be above 0 and at most 1 (got {soft_ratio!r})")
+        self.checkpoint = None if checkpoint is None else str(checkpoint)
         self.soft_ratio = soft_ratio
         self.grace_seconds = grace_seconds
         self.interval = interval
         self.hard_limit = hard_limit
         self._limit = HardLimit(root=cgroup_root)
         self._budget: Any = None
+        self._supervisor: Any = None
         self._wrapped: str | None = None
-        self._noted_soft = False
+        self.asked_with: str | None = None
         self.notes: list[str] = []
 
     @property
     def max_bytes(self) -> int:
-        ceiling = memory_ceiling()[0]
-        return min(ceiling, int(self.budget_bytes * (1 + HARD_HEADROOM)))
+        """The hard ceiling: the budget itself (or less, where the machine has less)."""
+        return min(memory_ceiling()[0], self.budget_bytes)
 
     def wrap_command(self, command: list[str]) -> list[str]:
         """``command`` under ``systemd-run --scope`` when no cgroup can be written directly.
@@ -92,9 +119,14 @@ class BudgetWatcher:
         return wrapped
 
     # -- the watcher protocol --------------------------------------------------------------
+    def bind(self, supervisor: Any) -> None:
+        """Optional hook: stop through the supervisor's ladder (``request_stop``, ``ladder``)."""
+        self._supervisor = supervisor
+
     def on_start(self, pid: int) -> None:
         from tfres.budget.watchdog import MemoryBudget
 
+        sup = self._supervisor
         budget = MemoryBudget(
             self.budget_bytes,
             soft_ratio=self.soft_ratio,
@@ -102,6 +134,7 @@ class BudgetWatcher:
             pid=pid,
             hard=True,
             grace_seconds=self.grace_seconds,
+            ladder=getattr(sup, "ladder", None),
         )
         if self._wrapped:
             budget.mechanisms.append(self._wrapped)
@@ -119,37 +152,38 @@ class BudgetWatcher:
         if not self._limit.under_oom():
             return None
         return (
-            f"memory budget {format_bytes(self.budget_bytes)} exceeded: the process tree "
-            f"reached the hard cgroup limit of {format_bytes(self._limit.max_bytes)}"
+            f"memory budget {format_bytes(self.budget_bytes)}: the process tree reached the "
+            f"hard cgroup limit of {format_bytes(self._limit.max_bytes)}"
         )
 
     def _soft(self, budget: Any) -> None:
+        """The soft threshold (or the trend): ask the command to stop, before the budget."""
+        used, at = format_bytes(budget.used_bytes), budget.triggered_at_seconds
         self.notes.append(
-            f"memory passed {round(self.soft_ratio * 100)}% of the budget "
-            f"({format_bytes(budget.used_bytes)} of {format_bytes(self.budget_bytes)}) "
-            f"at {budget.triggered_at_seconds:.1f} s"
+            f"memory passed {round(self.soft_ratio * 100)}% of the budget or was growing into "
+            f"it ({used} of {format_bytes(self.budget_bytes)}) at {at:.1f} s"
         )
+        self.asked_with = "SIGUSR1 (checkpoint)" if self.checkpoint else "SIGTERM"
+        reason = (
+            f"memory budget {format_bytes(self.budget_bytes)}: the process tree used {used} at "
+            f"{at:.1f} s; asked to stop before the budget with {self.asked_with}"
+        )
+        budget.reason = budget.reason or reason
+        sup = self._supervisor
+        ask = STOP_REQUEST_SIGNAL if self.checkpoint else None
+        if sup is not None:
+            sup.request_stop(reason, ask=ask)
+        elif budget.ladder is not None:
+            if ask is not None:
+                budget.ladder.send_leader(ask)
+            else:
+                budget.ladder.terminate()
 
     def on_sample(self, sample: Sample) -> str | None:
         budget = self._budget
-        if budget is None:
+        if budget is None or not (budget.over or budget.exceeded):
             return None
-        if budget.over:
-            self._lift_ceiling()
-            return str(budget.reason)
-        return None
-
-    def _lift_ceiling(self) -> None:
-        """Let a process waiting at the hard ceiling run its SIGTERM handler (5% more room).
-
-        Only when it is waiting there (cgroup v1 ``under_oom``): a process that is not stuck
-        handles SIGTERM within the limit it has.
-        """
-        if not self._limit.under_oom():
-            return
-        target = min(memory_ceiling()[0], int(self.budget_bytes * (1 + 2 * HARD_HEADROOM)))
-        if self._limit.max_bytes is not None and self._limit.max_bytes < target:
-            self._limit.raise_to(target)
+        return str(budget.reason)
 
     def on_stop(self, record: Record) -> None:
         budget = self._budget
@@ -165,55 +199,12 @@ class BudgetWatcher:
             if rss and budget.measure == "rss":
                 control["peak_bytes"] = max([budget.peak_bytes or 0, *rss])
         control["hard_limit_bytes"] = self._limit.max_bytes if self._limit.mechanism else None
+        control["cgroup_oom_kills"] = self._limit.oom_kills()
         control["grace_seconds"] = self.grace_seconds
+        control["asked_with"] = self.asked_with
+        control["checkpoint"] = self.checkpoint
+        if self.checkpoint and self.asked_with:
+            control["checkpoint_written"] = os.path.exists(self.checkpoint)
         self._limit.release()
         record.control["budget"] = control
         record.notes.extend(n for n in self.notes if n not in record.notes)
-
-
-# -- diagnosis --------------------------------------------------------------------------
-
-
-def budget_findings(record: Record) -> list[Any]:
-    """Findings of a run under a memory budget (``record.control["budget"]``).
-
-    - ``budget_reached``: the soft threshold was crossed but the budget did not stop the run
-      (a run it stopped is :func:`tfres.diagnosis.rules.memory.out_of_memory`'s finding).
-
-    Data loaded whole before training is :func:`tfres.diagnosis.rules.memory.streaming`'s finding,
-    which measures it against the budget when one is set. A record with no budget gives no
-    findings. :mod:`tfres.diagnosis.rules` runs this with the others.
-    """
-    budget = (record.control or {}).get("budget")
-    if not isinstance(budget, dict) or not isinstance(budget.get("budget_bytes"), int):
-        return []
-    limit = int(budget["budget_bytes"])
-    found: list[Any] = []
-    at = budget.get("triggered_at_seconds")
-    if budget.get("exceeded") and at is not None and not budget.get("reason"):
-        # a run the budget stopped is the out_of_memory rule's "Stopped by the memory budget"
-        found.append(_reached_finding(budget, limit, float(at)))
-    return found
-
-
-def _reached_finding(budget: dict[str, Any], limit: int, at: float) -> Any:
-    from tfres.diagnosis.diagnose import Finding
-
-    soft = round(float(budget.get("soft_ratio") or 0.9) * 100)
-    mechanisms = ", ".join(budget.get("mechanisms") or ["watchdog"])
-    return Finding(
-        rule="budget_reached",
-        severity="warning",
-        title=f"Memory passed {soft}% of its budget",
-        evidence=(
-            f"memory passed {soft}% of the {format_bytes(limit)} budget at t={at:.1f} s; peak "
-            f"{format_bytes(budget.get('peak_bytes'))}; mechanisms: {mechanisms}"
-        ),
-        cause="the run needs nearly all of its budget: the batch size, a cache or arrays "
-        "held whole",
-        fix="find the batch size that fits: tfres batch-size script.py:build_model "
-        f"--budget {format_bytes(limit).replace(' ', '')}; stream data with tf.data; or "
-        "raise the budget",
-        span=(at, at),
-        impact=0.5,
-    )

@@ -7,15 +7,19 @@
             save_checkpoint(); break
 
 A watchdog thread reads the memory of this process and its children every ``interval``
-seconds (50 ms by default) and acts at two thresholds:
+seconds (50 ms by default) and acts BEFORE the budget, on the level and on the trend
+(the growth rate over the last readings, ``rate_bytes_per_second``):
 
-- **soft** (``soft_ratio`` of the budget, 90%): it logs a warning, sets ``budget.exceeded``
+- **soft** (``soft_ratio`` of the budget, 90%, or earlier when the trend would reach the
+  budget within ``lead_seconds``, two readings): it logs a warning, sets ``budget.exceeded``
   and calls the functions given to :meth:`MemoryBudget.on_exceeded`; the Keras callback
   :class:`tfres.callbacks.MemoryBudget` ends training at the next batch and saves a checkpoint.
-- **the budget** (with ``hard=True``): it raises :class:`~tfres.errors.BudgetExceededError`
-  in the main thread (``PyThreadState_SetAsyncExc``: like Ctrl-C's ``KeyboardInterrupt``, it
-  arrives between two Python bytecodes, so a long C call finishes first). Watching another
-  process (``pid=``), it sends that tree SIGTERM, then SIGKILL after ``grace_seconds``.
+- **the stop** (with ``hard=True``), when the next reading would be at or past the budget:
+  it raises :class:`~tfres.errors.BudgetExceededError` in the main thread (like Ctrl-C's
+  ``KeyboardInterrupt``, between two Python bytecodes, so a long C call finishes first).
+  Watching another process (``pid=``), it stops that tree with the kill ladder
+  (:class:`tfres.backends.signals.StopLadder`): SIGTERM, then SIGKILL after ``grace_seconds``,
+  or at once if the tree still grows into the budget after the SIGTERM.
 
 What is measured: the RSS of the tree, read from ``/proc/PID/statm`` (about 10 us per
 process). PSS, which counts pages shared between processes once, costs 2-5 ms per read of a
@@ -30,17 +34,16 @@ puts the command in a cgroup with a hard limit where the kernel allows it (see
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
-import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 from tfres.backends.memlimit import MemoryReading, TreeMemory, memory_ceiling
-from tfres.backends.proc import signal_tree
+from tfres.backends.signals import StopLadder, raise_in_main_thread
 from tfres.errors import BudgetExceededError
 from tfres.units import format_bytes, parse_size_or_percent
 
@@ -50,7 +53,6 @@ __all__ = [
     "parse_budget",
     "budget_options",
     "apply_budget",
-    "budget_findings",
     "BudgetWatcher",
     "DEFAULT_SOFT_RATIO",
     "DEFAULT_INTERVAL_SECONDS",
@@ -63,6 +65,8 @@ DEFAULT_SOFT_RATIO = 0.9
 DEFAULT_INTERVAL_SECONDS = 0.05
 #: PSS is re-read at most this often (it costs milliseconds); RSS fills the gaps.
 PSS_EVERY_SECONDS = 0.5
+#: the growth rate is taken over this many seconds of readings
+RATE_WINDOW_SECONDS = 0.3
 
 
 def parse_budget(budget: str | int | float, *, ceiling: tuple[int, str] | None = None) -> int:
@@ -91,20 +95,6 @@ def parse_budget(budget: str | int | float, *, ceiling: tuple[int, str] | None =
     return n
 
 
-def _raise_in_main_thread(error: type[BaseException]) -> bool:
-    """Make the main thread raise ``error`` at its next bytecode; False where not possible."""
-    main = threading.main_thread().ident
-    try:
-        set_async = ctypes.pythonapi.PyThreadState_SetAsyncExc
-    except AttributeError:  # not CPython: the best we have is Ctrl-C
-        import _thread
-
-        _thread.interrupt_main()
-        return True
-    done = set_async(ctypes.c_ulong(main or 0), ctypes.py_object(error))
-    return bool(done == 1)
-
-
 class MemoryBudget:
     """A watchdog on the memory of a process tree; made and started by :func:`limit_memory`.
 
@@ -112,6 +102,8 @@ class MemoryBudget:
     crossed; ``over`` when the budget itself is. ``peak_bytes`` is the largest reading;
     ``used_bytes`` the latest (None before the first). Figures are RSS, or PSS where noted in
     ``measure``. ``warn=False`` logs the crossings at debug level instead of as warnings.
+    ``lead_seconds`` is how far ahead the trend is read (default: two readings). Watching
+    another process, ``ladder`` stops it (default: a :class:`StopLadder` on its tree).
     ``clock`` and ``reader`` are injectable for tests.
     """
 
@@ -125,6 +117,8 @@ class MemoryBudget:
         hard: bool = True,
         grace_seconds: float = 5.0,
         warn: bool = True,
+        lead_seconds: float | None = None,
+        ladder: StopLadder | None = None,
         clock: Callable[[], float] = time.monotonic,
         reader: Callable[[float], MemoryReading] | None = None,
     ) -> None:
@@ -144,6 +138,12 @@ class MemoryBudget:
         self.in_process = self.pid == os.getpid()
         self.hard = hard
         self.grace_seconds = grace_seconds
+        self.lead_seconds = 2 * self.interval if lead_seconds is None else float(lead_seconds)
+        self.ladder = ladder
+        if ladder is None and not self.in_process:
+            self.ladder = StopLadder(
+                self.pid, grace_seconds=grace_seconds, group=False, clock=clock
+            )
         self._log = log.warning if warn else log.debug
         self._clock = clock
         self._tree = TreeMemory(self.pid) if reader is None else None
@@ -159,8 +159,9 @@ class MemoryBudget:
         self.reason: str | None = None
         self._pss_at: float | None = None
         self._shared_bytes = 0
-        self._terminated_at: float | None = None
-        self._killed = False
+        self._recent: deque[tuple[float, int]] = deque()
+        #: growth of the tree's memory over the last readings (None before two readings)
+        self.rate_bytes_per_second: float | None = None
         self._callbacks: list[Callable[[MemoryBudget], None]] = []
         self._extra_check: Callable[[], str | None] | None = None
         self._stop = threading.Event()
@@ -235,6 +236,16 @@ class MemoryBudget:
                 self.measure = "pss"
         return rss - self._shared_bytes
 
+    def _trend(self, now: float, used: int) -> float:
+        """Record a reading; the growth rate in bytes/s over :data:`RATE_WINDOW_SECONDS`."""
+        self._recent.append((now, used))
+        while len(self._recent) > 2 and now - self._recent[0][0] > RATE_WINDOW_SECONDS:
+            self._recent.popleft()
+        t0, u0 = self._recent[0]
+        rate = (used - u0) / (now - t0) if now > t0 else 0.0
+        self.rate_bytes_per_second = rate if len(self._recent) > 1 else None
+        return max(0.0, rate)
+
     def sample_once(self) -> int:
         """Read the tree once and act on the thresholds; returns the bytes counted."""
         now = self._clock()
@@ -243,39 +254,53 @@ class MemoryBudget:
         used = self._used(now, self._read(now))
         self.used_bytes = used
         self.peak_bytes = used if self.peak_bytes is None else max(self.peak_bytes, used)
+        rate = self._trend(now, used)
         t = round(now - self._t0, 3)
-        if used >= self.soft_bytes and not self.exceeded:
-            self.exceeded = True
-            self.triggered_at_seconds = t
-            self._log(
-                "tfres: memory at %s, past %d%% of the %s budget: asking to stop",
-                format_bytes(used),
-                round(self.soft_ratio * 100),
-                format_bytes(self.budget_bytes),
-            )
-            for fn in list(self._callbacks):
-                try:
-                    fn(self)
-                except Exception as err:
-                    log.warning("tfres memory budget: callback %r failed: %s", fn, err)
+        soon = used + rate * self.lead_seconds >= self.budget_bytes
+        if (used >= self.soft_bytes or soon) and not self.exceeded:
+            self._soft(t, used, trend=used < self.soft_bytes)
         extra = self._extra_check() if self._extra_check is not None else None
-        if (used >= self.budget_bytes or extra) and not self.over:
+        at_budget = used + rate * self.interval >= self.budget_bytes
+        if (at_budget or extra) and not self.over:
             self.over = True
             self.over_at_seconds = t
-            self.reason = extra or (
-                f"memory budget {format_bytes(self.budget_bytes)} exceeded: the process tree "
-                f"used {format_bytes(used)} ({self.measure}) at {t:.1f} s"
-            )
+            self.reason = extra or self._over_reason(used, rate, t)
             self._log("tfres: %s", self.reason)
             if self.hard:
-                self._enforce()
-        if self._terminated_at is not None and not self._killed:
-            if now - self._terminated_at >= self.grace_seconds:
-                self._killed = True
-                signal_tree(self.pid, signal.SIGKILL)
+                self._enforce(now, extra=bool(extra))
+        elif self.over and self.hard and self.ladder is not None and (at_budget or extra):
+            self._escalate(now, extra=bool(extra))
+        if self.ladder is not None and self.hard and self.over:
+            self.ladder.poll()
         return used
 
-    def _enforce(self) -> None:
+    def _over_reason(self, used: int, rate: float, t: float) -> str:
+        budget = format_bytes(self.budget_bytes)
+        figures = f"the process tree used {format_bytes(used)} ({self.measure}) at {t:.1f} s"
+        if used >= self.budget_bytes:
+            return f"memory budget {budget} exceeded: {figures}"
+        return (
+            f"memory budget {budget} about to be exceeded: {figures}, growing "
+            f"{format_bytes(int(rate))}/s; stopped before it"
+        )
+
+    def _soft(self, t: float, used: int, *, trend: bool) -> None:
+        self.exceeded = True
+        self.triggered_at_seconds = t
+        why = "its trend would reach" if trend else f"past {round(self.soft_ratio * 100)}% of"
+        self._log(
+            "tfres: memory at %s, %s the %s budget: asking to stop",
+            format_bytes(used),
+            why,
+            format_bytes(self.budget_bytes),
+        )
+        for fn in list(self._callbacks):
+            try:
+                fn(self)
+            except Exception as err:
+                log.warning("tfres memory budget: callback %r failed: %s", fn, err)
+
+    def _enforce(self, now: float, *, extra: bool) -> None:
         if self.in_process:
             figures = (self.peak_bytes or 0, self.budget_bytes, self.reason or "")
 
@@ -284,10 +309,19 @@ class MemoryBudget:
                     super().__init__(figures[2], used_bytes=figures[0], budget_bytes=figures[1])
 
             _Over.__name__ = _Over.__qualname__ = "BudgetExceededError"
-            _raise_in_main_thread(_Over)
+            raise_in_main_thread(_Over)
+        elif self.ladder is not None:
+            self._escalate(now, extra=extra)
+
+    def _escalate(self, now: float, *, extra: bool) -> None:
+        """SIGTERM first; SIGKILL when, asked to stop, the tree still grows into the budget,
+        or waits at the hard ceiling (where it has no memory to run a handler with)."""
+        assert self.ladder is not None
+        asked = self.ladder.terminated_at
+        if extra or (asked is not None and now - asked >= self.interval):
+            self.ladder.kill()
         else:
-            self._terminated_at = self._clock()
-            signal_tree(self.pid, signal.SIGTERM)
+            self.ladder.terminate()
 
     def to_dict(self) -> dict[str, Any]:
         """The ``record.control["budget"]`` entry: budget, thresholds, mechanisms, what happened."""
@@ -302,6 +336,8 @@ class MemoryBudget:
             "exceeded": self.exceeded,
             "triggered_at_seconds": self.triggered_at_seconds,
             "over_at_seconds": self.over_at_seconds,
+            "lead_seconds": self.lead_seconds,
+            "killed": bool(self.ladder is not None and self.ladder.killed),
             "reason": self.reason,
         }
 
@@ -361,4 +397,4 @@ def apply_budget(
     return dataset.with_options(budget_options(budget, fraction=fraction))
 
 
-from tfres.budget.command import BudgetWatcher, budget_findings  # noqa: E402  (re-exported)
+from tfres.budget.command import BudgetWatcher  # noqa: E402  (re-exported)

@@ -18,10 +18,14 @@ from tfres.units import format_bytes, format_seconds
 DESCRIPTION = """\
 Run COMMAND as a child and record a timeline of its whole process tree (CPU, threads, RSS),
 the host (per-core CPU, memory, swap, disk, network), every GPU it can see (NVML) and, at
-the end, a diagnosis. The record is saved to the local store even when the command fails or
-is interrupted (then it is marked partial). Ctrl-C and SIGTERM reach the command; tfres
-exits with the command's own status (128+N when a signal N ended it). tfres writes only to
-stderr, so the command's stdout stays clean.
+the end, a diagnosis. The record is saved to the local store even when the command fails
+(marked failed) or is interrupted (partial); --out and the store are checked before the
+command starts. The command leads a process group of its own: Ctrl-C at the terminal, and
+SIGTERM, SIGHUP or SIGINT sent to tfres, reach its whole tree (workers included). A tree
+still running --grace seconds (default 10) after that gets SIGKILL; a second signal to tfres
+sends SIGKILL at once. tfres exits with the command's own status (128+N when a signal N
+ended it), or 1 when the command succeeded but its record could not be saved where asked.
+tfres writes only to stderr, so the command's stdout stays clean.
 """
 
 EPILOG = """\
@@ -57,15 +61,37 @@ def _worker_arg(text: str) -> int:
     return value
 
 
-def _budget_arg(text: str) -> str:
-    """Checked now, turned into bytes once the machine's memory is known."""
-    from tfres.units import parse_size_or_percent
+def _budget_arg(text: str) -> int:
+    """The budget in bytes, parsed once (a percentage is of this machine's memory)."""
+    from tfres.budget.watchdog import parse_budget
 
     try:
-        parse_size_or_percent(text, total_bytes=1)
+        return parse_budget(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(f"{err}; e.g. --memory-budget 8GiB or 80%") from None
-    return text
+
+
+def _run_interval_arg(text: str) -> float:
+    """``--interval``: as everywhere, and at least 10 ms."""
+    from tfres.watch.command import check_run_interval
+
+    value = interval_arg(text)
+    try:
+        return check_run_interval(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{err}; e.g. --interval 0.1 or 250ms") from None
+
+
+def _grace_arg(text: str) -> float:
+    from tfres.units import parse_seconds
+
+    try:
+        value = parse_seconds(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{err}; e.g. --grace 10 or 30s") from None
+    if not 0 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"--grace must be 0 to 3600 seconds (got {text!r})")
+    return value
 
 
 def _address_arg(text: str) -> str:
@@ -90,10 +116,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--label", default=None, help="a name for this run (shown by tfres runs)")
     p.add_argument(
         "--interval",
-        type=interval_arg,
+        type=_run_interval_arg,
         default=0.1,
         metavar="SECONDS",
-        help="time between samples: 0.1, 250ms, 2s (default: 0.1, up to 1 hour)",
+        help="time between samples: 0.1, 250ms, 2s (default: 0.1; 10ms to 1 hour)",
+    )
+    p.add_argument(
+        "--grace",
+        type=_grace_arg,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long the command's tree has after SIGTERM before SIGKILL (default: 10)",
     )
     p.add_argument("--out", metavar="FILE", default=None, help="also write the record to FILE")
     p.add_argument(
@@ -136,7 +169,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=_budget_arg,
         default=None,
         metavar="SIZE|PCT",
-        help="stop the command if its tree's RSS goes above this (8GiB, 80%%)",
+        help="stop the command before its tree's memory reaches this (8GiB, 80%%): SIGTERM "
+        "(or, with --checkpoint, SIGUSR1) at 90%% or when the trend would reach it",
+    )
+    control.add_argument(
+        "--checkpoint",
+        default=None,
+        metavar="PATH",
+        help="with --memory-budget: ask a Keras fit to stop at the next batch and save a "
+        "checkpoint to PATH (TFRES_CHECKPOINT, SIGUSR1) before stopping it",
     )
     job = p.add_argument_group("multi-worker jobs")
     job.add_argument("--job", default=None, metavar="NAME", help="the job this run is a worker of")
@@ -170,9 +211,9 @@ def _control(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
 def _watchers(args: argparse.Namespace) -> list[Any]:
     if args.memory_budget is None:
         return []
-    from tfres.budget.watchdog import BudgetWatcher, parse_budget
+    from tfres.budget.watchdog import BudgetWatcher
 
-    return [BudgetWatcher(parse_budget(args.memory_budget))]
+    return [BudgetWatcher(args.memory_budget, checkpoint=args.checkpoint, grace_seconds=args.grace)]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -189,6 +230,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"e.g. tfres run --job resnet --worker {args.worker} -- CMD"
         )
     env, description = _control(args)
+    if args.checkpoint is not None:
+        if args.memory_budget is None:
+            raise ValueError("--checkpoint needs --memory-budget: it is how the budget stops a fit")
+        from tfres.session import check_output_path
+
+        check_output_path(args.checkpoint, what="--checkpoint")
+        env["TFRES_CHECKPOINT"] = str(args.checkpoint)
     watchers = _watchers(args)
     control: dict[str, Any] = {}
     if description:
@@ -210,12 +258,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             job=args.job,
             worker=args.worker,
             control=control,
+            grace_seconds=args.grace,
             on_start=_announce,
         )
     except CommandNotFoundError as err:
         print(f"tfres: error: {err}", file=sys.stderr)
         return err.exit_status
     _summary(result)
+    if result.store_error and result.exit_status == 0:
+        return 1  # the command did its work, but its record is not where it was asked to go
     return result.exit_status
 
 

@@ -10,12 +10,12 @@ A rule is a function ``rule(facts: RunFacts) -> Iterable[Finding]`` (see
 
 from __future__ import annotations
 
-import importlib
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 
 from tfres.diagnosis.facts import RunFacts
 from tfres.diagnosis.rules.base import Finding, Rule
+from tfres.diagnosis.rules.budget import budget_reached
 from tfres.diagnosis.rules.cpu import (
     background_load,
     cpu_bound,
@@ -54,17 +54,6 @@ def record_rule(fn: Callable[[Record], Iterable[Finding]]) -> Rule:
     return rule
 
 
-def budget_findings(facts: RunFacts) -> Iterator[Finding]:
-    """The memory budget's own findings (``tfres.budget.budget_findings``), when it exists."""
-    try:
-        module = importlib.import_module("tfres.budget.watchdog")
-    except ImportError:
-        return
-    fn = getattr(module, "budget_findings", None)
-    if fn is not None:
-        yield from fn(facts.record)
-
-
 RULES: list[Rule] = [
     out_of_memory,
     gpu_not_used,
@@ -81,5 +70,5 @@ RULES: list[Rule] = [
     gpu_memory_peak,
     gpu_throttled,
     streaming,
-    budget_findings,
+    budget_reached,
 ]

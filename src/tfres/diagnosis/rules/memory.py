@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from tfres.diagnosis.facts import RunFacts
 from tfres.diagnosis.rules.base import Finding, pct, size, span_text
+from tfres.record import Record
 
 __all__ = [
     "out_of_memory",
@@ -69,6 +70,20 @@ def _limit_text(facts: RunFacts) -> str:
     return f"the {facts.memory_limit[1]} ({size(facts.memory_limit[0])})"
 
 
+#: a tree at this share of its memory limit when SIGKILL came was at the limit
+OOM_AT_LIMIT_SHARE = 0.90
+
+
+def _oom_evidence(record: Record, ratio: float | None) -> bool:
+    """The kernel's OOM killer fired during the run (host or the budget's cgroup), or memory
+    was at the limit when the run was killed."""
+    budget = (record.control or {}).get("budget") or {}
+    counts = (record.extra.get("oom_kills_during_run"), budget.get("cgroup_oom_kills"))
+    if any(isinstance(n, int) and n > 0 for n in counts):
+        return True
+    return ratio is not None and ratio >= OOM_AT_LIMIT_SHARE
+
+
 def out_of_memory(facts: RunFacts) -> Iterator[Finding]:
     """The run was killed (exit 137 / SIGKILL) or ended for memory (end_reason)."""
     r = facts.record
@@ -80,6 +95,8 @@ def out_of_memory(facts: RunFacts) -> Iterator[Finding]:
     rss = _rss(facts)
     peak = max((b for _, b in rss), default=None)
     ratio = peak / facts.memory_limit[0] if peak and facts.memory_limit else None
+    if killed and not by_words and not _oom_evidence(r, ratio):
+        return  # kill -9, a pre-emption: SIGKILL alone is no proof of out-of-memory
     if by_words:
         how = f"the run ended: {r.end_reason}"
     else:
