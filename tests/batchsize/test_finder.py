@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tfres.batchsize.finder import BatchSizeResult, check_reference, find_batch_size
+from tfres.batchsize.finder import BatchSizeResult, find_batch_size, isolated_reference
 from tfres.batchsize.search import MAX_TRIALS, Trial, classify, search
 from tfres.errors import TfresError
 
@@ -78,15 +78,15 @@ def test_classify_marks_trials_past_the_margin() -> None:
 def test_references_are_checked_without_importing(tmp_path: Path) -> None:
     script = tmp_path / "s.py"
     script.write_text("import this_module_does_not_exist\ndef build():\n    pass\n")
-    assert check_reference(f"{script}:build", "model_fn") == f"{script}:build"
+    assert isolated_reference(f"{script}:build", "model_fn") == f"{script}:build"
     with pytest.raises(ValueError, match="defines no 'nope' at top level"):
-        check_reference(f"{script}:nope", "model_fn")
+        isolated_reference(f"{script}:nope", "model_fn")
     with pytest.raises(ValueError, match="no such file"):
-        check_reference(f"{tmp_path}/missing.py:build", "model_fn")
+        isolated_reference(f"{tmp_path}/missing.py:build", "model_fn")
     with pytest.raises(ValueError, match="no module named 'no_such_pkg_x'"):
-        check_reference("no_such_pkg_x:build", "model_fn")
+        isolated_reference("no_such_pkg_x:build", "model_fn")
     with pytest.raises(ValueError, match="pass isolate=False"):
-        check_reference(lambda: None, "model_fn")
+        isolated_reference(lambda: None, "model_fn")
 
 
 def test_bad_arguments() -> None:

@@ -34,6 +34,7 @@ from typing import Any
 
 from tfres.batchsize.search import MAX_TRIALS, Trial, classify, search
 from tfres.units import format_bytes
+from tfres.user_code import check_reference
 
 __all__ = [
     "Trial",
@@ -42,7 +43,7 @@ __all__ = [
     "measure_trial",
     "search",
     "classify",
-    "check_reference",
+    "isolated_reference",
     "MAX_TRIALS",
 ]
 
@@ -75,20 +76,22 @@ class BatchSizeResult:
         return cls(**kwargs)
 
 
-def check_reference(ref: Any, what: str) -> str:
-    """Check ``"module:function"`` or ``"script.py:function"`` without importing it."""
+def isolated_reference(ref: Any, what: str) -> str:
+    """``ref`` if a trial process can load it: ``"module:function"`` or
+    ``"script.py:function"`` that :func:`tfres.user_code.check_reference` accepts and whose
+    script defines the name at top level (or whose module exists). Nothing is imported from
+    a script; a module's parent packages are (to find it)."""
     if not isinstance(ref, str) or ":" not in ref:
         raise ValueError(
             f"{what} must be 'script.py:function' or 'module:function' to run in a separate "
             f"process (got {ref!r}); pass isolate=False to use a Python object"
         )
     target, _, name = ref.rpartition(":")
-    if not name.isidentifier():
-        raise ValueError(f"{what}: {name!r} is not a function name (got {ref!r})")
+    if target.endswith(".py") and not Path(target).is_file():
+        raise ValueError(f"{what}: no such file {target!r}")
+    check_reference(ref)
     if target.endswith(".py"):
         path = Path(target)
-        if not path.is_file():
-            raise ValueError(f"{what}: no such file {target!r}")
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
         defined |= {
@@ -360,13 +363,13 @@ def _isolated(
     import psutil
 
     spec: dict[str, Any] = {
-        "model_ref": _absolute(check_reference(model_fn, "model_fn")),
+        "model_ref": _absolute(isolated_reference(model_fn, "model_fn")),
         "steps": steps,
         "device": where,
         "budget_bytes": budget_bytes,
     }
     if isinstance(data, str):
-        spec["data_ref"] = _absolute(check_reference(data, "data"))
+        spec["data_ref"] = _absolute(isolated_reference(data, "data"))
     with tempfile.TemporaryDirectory(prefix="tfres-batchsize-") as tmp:
         workdir = Path(tmp)
         if not isinstance(data, str):

@@ -93,13 +93,11 @@ def cmd_batch_size(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from tfres.batchsize.finder import Trial, find_batch_size, isolated_reference
-    from tfres.user_code import check_reference as check_script
 
-    check_script(args.model)  # a script that does not compile: its file and line, exit 1
-    isolated_reference(args.model, "MODEL")  # the model first: its file is the one named
+    # checked before the slow import: a missing file, a name it does not define, or a script
+    # that does not compile (its file and line); the model first, its file is the one named
+    isolated_reference(args.model, "MODEL")
     data = args.data or _default_data(args.model)
-    if args.data is not None:
-        check_script(args.data)
     try:
         isolated_reference(data, "--data")
     except ValueError as err:
