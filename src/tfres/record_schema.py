@@ -7,7 +7,7 @@ the field, the value and what to do. Three rules cover the whole document:
 
 - the fields of the record, of a sample, a GPU sample, a mark and a phase have their types;
 - anywhere in the document, a key named with a unit (``*_bytes``, ``*_seconds``,
-  ``*_percent``, ...) holds a number or null (or a list of them), and a key naming a text
+  ``*_percent``, ...) holds a number or null, and a key naming a text
   (``label``, ``name``, ``title``, ...) holds text or null;
 - nothing nests deeper than :data:`MAX_DEPTH`.
 
@@ -224,11 +224,7 @@ class _Checker:
     def rule(self, key: str, value: Any, path: str, depth: int) -> None:
         """The document-wide rules for a key no spec names."""
         if key.endswith(UNIT_SUFFIXES):
-            if isinstance(value, list):
-                for i, item in enumerate(value):
-                    if item is not None and not _is_number(item):
-                        raise self.fail(f"{path}[{i}]", "a number or null", item)
-            elif value is not None and not _is_number(value):
+            if value is not None and not _is_number(value):
                 raise self.fail(path, "a number or null", value)
         elif key in TEXT_KEYS:
             if value is not None and not isinstance(value, str):
