@@ -102,6 +102,11 @@ def ensure_logical_cpus(count: int) -> None:
     )
 
 
+def on_device(device: str) -> Any:
+    """``with on_device("GPU:0"):`` creates the ops inside on ``device`` (``tf.device``)."""
+    return tensorflow().device(device)
+
+
 def sync_devices() -> None:
     """Wait until every device finished its queued work (a no-op on CPUs)."""
     tf = tensorflow()

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tfres.backends.memory import available_memory_bytes
 from tfres.batchsize.search import MAX_TRIALS, Trial, classify, search
 from tfres.units import format_bytes
 from tfres.user_code import check_reference
@@ -236,9 +237,7 @@ def _budget_bytes(budget: Any, device: str) -> int:
     from tfres.budget.watchdog import parse_budget
 
     if budget is None:
-        import psutil
-
-        return int(psutil.virtual_memory().available)
+        return available_memory_bytes()
     return parse_budget(budget)
 
 
@@ -360,8 +359,6 @@ def _isolated(
     model_fn: Any, data: Any, where: str, budget_bytes: int, steps: int, timeout: float
 ) -> Iterator[Callable[[int], Trial]]:
     """A runner of isolated trials, with the data written to a temporary folder."""
-    import psutil
-
     spec: dict[str, Any] = {
         "model_ref": _absolute(isolated_reference(model_fn, "model_fn")),
         "steps": steps,
@@ -375,7 +372,7 @@ def _isolated(
         if not isinstance(data, str):
             spec.update(_save_arrays(data, workdir))
         # on a GPU the trial's own memory limit holds the budget; the host only needs guarding
-        watch = budget_bytes if where == "cpu" else int(psutil.virtual_memory().available)
+        watch = budget_bytes if where == "cpu" else available_memory_bytes()
         yield _isolated_runner(spec, watch_bytes=watch, workdir=workdir, timeout=timeout)
 
 

@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from tfres.backends.memory import peak_rss_bytes
+from tfres.backends.tf import load_tensorflow
+from tfres.backends.tf_config import gpu_count
+from tfres.backends.tf_placement import on_device
+from tfres.backends.tf_runtime import memory_info
+from tfres.devices.configure import configure
 from tfres.user_code import load_callable
 
 __all__ = ["main"]
@@ -58,13 +63,11 @@ def run_trial(spec: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     gpu = spec.get("device") == "gpu"
     if gpu and spec.get("budget_bytes"):
-        from tfres.devices.configure import configure
-
         configure(gpu_memory_limit_bytes=int(spec["budget_bytes"]))
     import numpy as np
-    import tensorflow as tf
 
-    if gpu and not tf.config.list_physical_devices("GPU"):
+    tf = load_tensorflow()
+    if gpu and not gpu_count():
         result["error"] = "TensorFlow sees no GPU here (see `tfres doctor`); use device='cpu'"
         return result
     device = "GPU:0" if gpu else "CPU:0"
@@ -77,7 +80,7 @@ def run_trial(spec: dict[str, Any]) -> dict[str, Any]:
         model = load_callable(spec["model_ref"])()
         if getattr(model, "optimizer", None) is None:
             raise ValueError(f"{spec['model_ref']} must return a compiled model (call compile())")
-        with tf.device(device):
+        with on_device(device):
             model.train_on_batch(xb, yb)  # warm-up: tracing, allocation
             t0 = time.perf_counter()
             for _ in range(int(spec["steps"])):
@@ -92,12 +95,10 @@ def run_trial(spec: dict[str, Any]) -> dict[str, Any]:
         result["error"] = f"{type(err).__name__}: {(str(err).splitlines() or [''])[0][:300]}"
     finally:
         result["seconds"] = round(time.monotonic() - started, 3)
-    try:
-        info = tf.config.experimental.get_memory_info(device)
-        result["tf_peak_bytes"] = int(info["peak"])
-    except (ValueError, RuntimeError):
-        pass
-    rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    info = memory_info(device)
+    if info is not None:
+        result["tf_peak_bytes"] = info["peak_bytes"]
+    rss_peak = peak_rss_bytes()
     result["peak_bytes"] = result["tf_peak_bytes"] if gpu else rss_peak
     return result
 

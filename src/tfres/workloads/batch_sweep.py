@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tfres.backends.tf_placement import on_device
 from tfres.workloads._context import (
     Workload,
     WorkloadContext,
@@ -125,7 +126,7 @@ def run(ctx: WorkloadContext) -> list[dict[str, Any]]:
                     else:
                         reset_memory_peak(device)
                         try:
-                            with tf.device(device):
+                            with on_device(device):
                                 times = _train(keras, x, y, batch, p, ctx.seed)
                         except (tf.errors.ResourceExhaustedError, MemoryError) as err:
                             out_of_memory_at = batch

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from tfres.backends.blas import blas_pools
 from tfres.workloads._context import Workload, WorkloadContext, make_result, median
 
 __all__ = ["WORKLOAD", "run", "blas_libraries"]
@@ -25,9 +26,7 @@ def blas_libraries(ctx: WorkloadContext | None = None) -> list[dict[str, Any]]:
     libs = fp.get("blas")
     if not libs:
         try:
-            from threadpoolctl import threadpool_info
-
-            libs = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+            libs = [p for p in blas_pools() if p.get("user_api") == "blas"]
         except Exception:  # threadpoolctl cannot always inspect exotic builds
             libs = []
     keys = ("internal_api", "version", "num_threads", "architecture", "threading_layer")

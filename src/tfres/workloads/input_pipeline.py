@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from tfres.backends.tf_placement import on_device
 from tfres.workloads._context import Workload, WorkloadContext, error_text, make_result, median
 
 __all__ = ["WORKLOAD", "run"]
@@ -121,7 +122,7 @@ def run(ctx: WorkloadContext) -> list[dict[str, Any]]:
     total = len(ctx.devices) * 3
     done = 0
     for device in ctx.devices:
-        with ctx.phase(f"{NAME} {device}"), tf.device(device):
+        with ctx.phase(f"{NAME} {device}"), on_device(device):
             train_step = _train_step(tf, keras, int(p["frame_length"]) // 2 + 1, ctx.seed)
             ctx.report(done / total, f"{device} device step alone")
             done += 1

@@ -27,6 +27,7 @@ import tempfile
 import time
 from typing import Any
 
+from tfres.backends.tf_placement import on_device
 from tfres.workloads._context import Workload, WorkloadContext, error_text, make_result, median
 
 __all__ = ["WORKLOAD", "run"]
@@ -98,7 +99,7 @@ def _epoch(tf: Any, dataset: Any, train_step: Any, device: str) -> tuple[float, 
     examples = 0
     start = time.time()
     t0 = time.perf_counter()
-    with tf.device(device):
+    with on_device(device):
         for (x, y), spans in dataset:
             recorder.add_preprocess(spans)
             with recorder.step():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from tfres.backends.tf_placement import on_device
 from tfres.workloads._context import Workload, WorkloadContext, error_text, make_result, median
 
 __all__ = ["WORKLOAD", "run"]
@@ -51,7 +52,7 @@ def run(ctx: WorkloadContext) -> list[dict[str, Any]]:
                     compute: list[float] = []
                     error = None
                     try:
-                        with tf.device(device):
+                        with on_device(device):
                             for i in range(repeats + 1):  # i == 0 is the warm-up
                                 t = time.perf_counter()
                                 xa = tf.constant(a)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from tfres.backends.tf_placement import on_device
 from tfres.workloads._context import (
     Workload,
     WorkloadContext,
@@ -115,7 +116,7 @@ def run(ctx: WorkloadContext) -> list[dict[str, Any]]:
                 with ctx.span() as span:
                     reset_memory_peak(device)
                     try:
-                        with tf.device(device):
+                        with on_device(device):
                             if loop == "fit":
                                 times, final_loss = _fit_epochs(keras, x, y, p, ctx.seed)
                             else:
