@@ -202,3 +202,139 @@ def test_corruption_in_the_middle_is_not_called_truncation():
     assert "not valid JSON" in str(info.value) and "truncated" not in str(info.value)
     with pytest.raises(RecordError, match="not valid JSON"):
         loads(text + "x", source="record y.json")
+
+
+# -- what a record keeps of a command line (docs/reliability.md, "Redaction") ------------------
+SECRET_COMMAND = [
+    "python",
+    "train.py",
+    "--api-key=sk-12345",
+    "--password",
+    "hunter3",
+    "--token",
+    "tok-1",
+    "--secret=s3",
+    "HF_TOKEN=hf-9",
+    "postgres://u:pw@h/db",
+    "--epochs",
+    "3",
+]
+
+
+def test_secrets_in_the_command_never_reach_the_file(tmp_path):
+    r = Record(kind="run", command=SECRET_COMMAND)
+    assert r.command == [
+        "python",
+        "train.py",
+        "--api-key=***",
+        "--password",
+        "***",
+        "--token",
+        "***",
+        "--secret=***",
+        "HF_TOKEN=***",
+        "postgres://u:***@h/db",
+        "--epochs",
+        "3",
+    ]
+    r.command = list(SECRET_COMMAND)  # set after the record was made: masked on writing too
+    text = save(r, tmp_path / "r.json").read_text()
+    for secret in ("sk-12345", "hunter3", "tok-1", 's3"', "hf-9", ":pw@"):
+        assert secret not in text
+    assert load(tmp_path / "r.json").command[:3] == ["python", "train.py", "--api-key=***"]
+
+
+def test_record_files_are_owner_only(tmp_path):
+    os.umask(0o022)
+    path = save(Record(), tmp_path / "r.json")
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_non_utf8_bytes_in_command_and_label_are_kept_as_escapes(tmp_path):
+    name = os.fsdecode(b"\xff\xfe.csv")  # how Python hands over a non-UTF-8 file name
+    r = Record(kind="run", command=["python3", "-c", "pass", name], label=os.fsdecode(b"l\xff"))
+    text = dumps(r)
+    text.encode("utf-8")  # valid UTF-8, for SQLite and every JSON reader
+    back = loads(text)
+    assert back.command[-1] == "\\xff\\xfe.csv" and back.label == "l\\xff"
+    # surrogate escapes anywhere else (a note, the fingerprint) are cleaned when written
+    r.notes.append(name)
+    assert loads(dumps(r)).notes == ["\\xff\\xfe.csv"]
+
+
+def test_escaped_surrogates_from_an_older_file_are_read_as_escapes():
+    text = dumps(Record(label="x")).replace('"label":"x"', '"label":"a\\udcffb"')
+    assert loads(text).label == "a\\xffb"
+
+
+# -- damaged field types: one line naming the field (docs/reliability.md) ------------------
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [
+        ("elapsed_seconds", "abc", "elapsed_seconds should be a finite number or null, got 'abc'"),
+        ("label", 12345, "label should be text or null, got 12345"),
+        ("id", None, "id should be text, got null"),
+        ("command", "notalist", "command should be a list of texts or null, got 'notalist'"),
+        ("exit_code", 10**30, "exit_code should be a whole number or null"),
+        ("samples", [{"t_seconds": "x"}], "samples[0].t_seconds should be a finite number"),
+        ("fingerprint", {"cpu": {"logical_cores": "2"}}, "fingerprint.cpu.logical_cores"),
+        ("findings", [{"title": ["a"]}], "findings[0].title should be text or null"),
+        ("status", True, "status should be text, got True"),
+    ],
+)
+def test_damaged_field_types_give_one_line(field, value, words):
+    data = json.loads(dumps(_full_record()))
+    data[field] = value
+    with pytest.raises(RecordError) as info:
+        loads(json.dumps(data), source="record d.json")
+    message = str(info.value)
+    assert words in message and message.startswith("record d.json is a damaged tfres record")
+    assert "\n" not in message
+
+
+def test_null_lists_and_objects_read_as_empty():
+    data = json.loads(dumps(_full_record()))
+    data.update(fingerprint=None, samples=None, notes=None, extra=None)
+    r = loads(json.dumps(data))
+    assert r.fingerprint == {} and r.samples == [] and r.notes == [] and r.extra == {}
+    assert r.host is None
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("[" * 100_000, "nests too deeply"),
+        (
+            '{"format": "tfres.record", "version": 1, "extra": {"a": ' + "[" * 80 + "]" * 80 + "}}",
+            "nests deeper than 64 levels",
+        ),
+        ('{"format": "tfres.record", "version": 1, "elapsed_seconds": NaN}', "NaN"),
+        ('{"format": "tfres.record", "version": 1, "extra": {"x": Infinity}}', "Infinity"),
+    ],
+)
+def test_deep_nesting_and_non_numbers_give_one_line(text, words):
+    with pytest.raises(RecordError, match=words) as info:
+        loads(text)
+    assert "\n" not in str(info.value)
+
+
+# -- only regular files, and not too much of them --------------------------------------------
+def test_a_device_or_fifo_is_refused_without_reading(tmp_path):
+    with pytest.raises(RecordError, match="not a regular file"):
+        load("/dev/zero")
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(RecordError, match="not a regular file"):
+        load(fifo)  # would wait forever for a writer if it were opened for reading
+
+
+def test_a_file_over_the_cap_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(rec, "MAX_RECORD_BYTES", 1000)
+    big = tmp_path / "big.json"
+    big.write_text(" " * 2000)
+    with pytest.raises(RecordError, match="over the 1000 B a tfres record may hold"):
+        load(big)
+    bomb = tmp_path / "bomb.json.gz"
+    bomb.write_bytes(gzip.compress(b" " * 100_000))  # small on disk, large unpacked
+    with pytest.raises(RecordError, match=r"\(uncompressed\) is .* over the"):
+        load(bomb)

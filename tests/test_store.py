@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import textwrap
@@ -10,7 +11,14 @@ import pytest
 
 from tfres.errors import StoreError
 from tfres.record import Record, save
-from tfres.store import Store, default_store_path, open_store, resolve_record
+from tfres.store import (
+    _SCHEMA,
+    NoStoreError,
+    Store,
+    default_store_path,
+    open_store,
+    resolve_record,
+)
 
 
 def _record(rid: str, **kw) -> Record:
@@ -149,3 +157,99 @@ def test_two_processes_saving_at_once_lose_nothing(store_path, python):
     assert len(runs) == 100
     assert {r.id for r in runs} == {f"{t}-{i:03d}" for t in ("p1", "p2") for i in range(50)}
     assert sorted(r.n for r in runs) == list(range(1, 101))  # numbers unique, none reused
+
+
+def test_a_new_store_and_its_journal_files_are_owner_only(store_path):
+    os.umask(0o022)
+    with Store() as store:
+        store.save(_record("r-mode"))
+        modes = {p.name: p.stat().st_mode & 0o777 for p in store_path.parent.glob("store.sqlite*")}
+    assert modes and set(modes.values()) == {0o600}, modes
+
+
+def test_reading_never_creates_a_store(tmp_path):
+    typo = tmp_path / "stroe.sqlite"
+    with pytest.raises(NoStoreError, match=f"no store at {typo}"):
+        Store(typo, readonly=True)
+    with pytest.raises(NoStoreError):
+        resolve_record("1", store=typo)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_reading_leaves_the_store_file_untouched(tmp_path):
+    """mode=ro: an old rollback-journal store is not switched to WAL (nor written at all)."""
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript(_SCHEMA)
+    db.close()
+    with Store(path) as rw:  # the old code path: saves switch it to WAL; read it back as it was
+        rw.save(_record("r-ro", label="kept"))
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode = DELETE")
+    db.close()
+    before = (path.read_bytes(), sorted(p.name for p in tmp_path.iterdir()))
+    with Store(path, readonly=True) as ro:
+        assert [r.label for r in ro.runs()] == ["kept"]
+        assert ro.get("1").label == "kept"
+        with pytest.raises(StoreError, match="could not save"):
+            ro.save(_record("r-new"))
+    assert (path.read_bytes(), sorted(p.name for p in tmp_path.iterdir())) == before
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only files anyway")
+def test_a_store_on_a_read_only_folder_can_be_read(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    with Store(folder / "store.sqlite") as store:
+        store.save(_record("r-1", label="ro"))
+    (folder / "store.sqlite").chmod(0o444)
+    folder.chmod(0o555)
+    try:
+        with Store(folder / "store.sqlite", readonly=True) as store:
+            assert store.get("1").label == "ro"
+    finally:
+        folder.chmod(0o755)
+
+
+def test_a_foreign_sqlite_file_is_not_a_store(tmp_path):
+    path = tmp_path / "other.sqlite"
+    sqlite3.connect(path).execute("CREATE TABLE t (x)").connection.close()
+    with pytest.raises(StoreError, match="is not a tfres store"):
+        Store(path, readonly=True)
+
+
+def test_secrets_and_bad_bytes_in_the_listing(store_path):
+    with Store() as store:
+        store.save(
+            _record("r-s", command=["python", "t.py", "--password", "hunter3"], label="a\udcff")
+        )
+    db = sqlite3.connect(store_path)  # a row saved by an older tfres, secret and all
+    db.execute("UPDATE runs SET what = 'python t.py --api-key=sk-1 pg://u:pw@h/db'")
+    db.commit()
+    db.close()
+    with Store(readonly=True) as store:
+        (run,) = store.runs()
+        assert run.what == "python t.py --api-key=*** pg://u:***@h/db" and run.label == "a\\xff"
+        assert store.get("r-s").command == ["python", "t.py", "--password", "***"]
+
+
+def test_odd_run_numbers_name_the_value(store_path):
+    with Store() as store:
+        store.save(_record("r-n"))
+        for key in ("²", "99999999999999999999999", "0"):
+            with pytest.raises(StoreError, match=f"no run '{key}'"):
+                store.get(key)
+        with pytest.raises(ValueError, match="got 0"):
+            store.runs(limit=0)
+
+
+def test_a_file_named_like_a_run_number_does_not_win(store_path, tmp_path, monkeypatch):
+    with Store() as store:
+        store.save(_record("r-3", label="stored"))
+    monkeypatch.chdir(tmp_path)
+    save(_record("r-file", label="file"), tmp_path / "1")
+    assert resolve_record("1").label == "stored"
+    assert resolve_record("./1").label == "file"
+    save(_record("r-file2", label="file 2"), tmp_path / "2")
+    with pytest.raises(StoreError, match="no run '2' in store .*; to read the file 2, write ./2"):
+        resolve_record("2")
