@@ -78,40 +78,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_placement)
 
 
-def _example_args(ref: str | None) -> tuple[Any, ...]:
-    from tfres.user_code import load_callable
-
-    if ref is None:
-        return ()
-    make = load_callable(ref)
-    try:
-        value = make()
-    except Exception as err:
-        from tfres.user_code import UserCodeError
-
-        raise UserCodeError(
-            f"--args {ref} raised {type(err).__name__}: {err}; fix it and try again"
-        ) from err
-    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
-
-
 def cmd_placement(args: argparse.Namespace) -> int:
     from tfres.placement.advisor import advise_placement
-    from tfres.user_code import check_reference, load_callable
+    from tfres.placement.target import load_target
 
     if args.warmup < 0:
         raise ValueError(f"--warmup must be >= 0 (got {args.warmup})")
-    check_reference(args.function)  # a typo is reported before the 3-second TensorFlow import
-    if args.args is not None:
-        check_reference(args.args)
-    from tfres.backends.tf_placement import ensure_logical_cpus, tensorflow
-
-    tensorflow()  # imported first, its start-up chatter quieted, before the script imports it
-    if args.logical_cpus is not None:
-        # before the script is imported: a script that builds tensors starts the runtime
-        ensure_logical_cpus(args.logical_cpus)
-    fn = load_callable(args.function)
-    example = _example_args(args.args)
+    fn, example = load_target(args.function, args_ref=args.args, logical_cpus=args.logical_cpus)
     err = console(stderr=True)
     with err.status(f"timing {args.function} on each device...", spinner="dots"):
         advice = advise_placement(
