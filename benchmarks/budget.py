@@ -2,6 +2,16 @@
 
     python benchmarks/budget.py            # 10 trials per mode, budget = baseline + 400 MiB
     python benchmarks/budget.py --quick    # 2 trials per mode, baseline + 250 MiB
+    python benchmarks/budget.py --growth --trials 5 --before /tmp/tfres-before/src
+                                           # peak vs budget on programs that grow fast
+
+``--growth`` runs two programs that are not Keras and do not handle any signal, under
+``tfres run --memory-budget``: a list that grows as fast as Python can append 1 MiB bytes
+objects (budget 300 MiB), and a leak held out while the budget was tuned (a dict cache of
+3 MiB bytearrays in bursts, budget 700 MiB). The peak is the kernel's high-water mark of the
+program (``ru_maxrss``, read by a small wrapper that waits for it) plus the wrapper's own,
+so an upper bound of the tree's peak. ``--before SRC`` also runs another tfres (a source
+tree, e.g. ``git archive`` of an older commit), interleaved trial by trial.
 
 The workload (benchmarks/budget_workload.py) trains a small Keras model and holds on to
 more memory after every batch (150 MiB/s), until it holds 3x the budget. Three modes, run
@@ -142,13 +152,101 @@ def read_costs(repeats: int = 200) -> dict[str, float]:
     return out
 
 
+# -- --growth: programs that grow fast and handle no signal ---------------------------------
+FAST_LIST = "x = []\nwhile True:\n    x.append(b'x' * 2**20)\n"
+HELD_OUT_LEAK = (
+    "import time\n"
+    "cache, i = {}, 0\n"
+    "while True:\n"
+    "    cache[i] = bytearray(b'\\x01') * (3 * 2**20)\n"
+    "    i += 1\n"
+    "    if i % 10 == 0:\n"
+    "        time.sleep(0.01)\n"
+)
+#: runs argv[2:], ignores SIGTERM/SIGINT itself (the whole group gets them), then writes
+#: {"child_peak_bytes", "self_peak_bytes", "returncode"} to argv[1]
+PEAK_WRAPPER = (
+    "import json, resource, signal, subprocess, sys\n"
+    "child = subprocess.Popen(sys.argv[2:])\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    "code = child.wait()\n"
+    "peak = lambda who: resource.getrusage(who).ru_maxrss * 1024\n"
+    "json.dump({'child_peak_bytes': peak(resource.RUSAGE_CHILDREN), 'self_peak_bytes':"
+    " peak(resource.RUSAGE_SELF), 'returncode': code}, open(sys.argv[1], 'w'))\n"
+    "sys.exit(128 - code if code < 0 else code)\n"
+)
+GROWTH_CASES = {"fast list": (FAST_LIST, 300 * MiB), "held-out leak": (HELD_OUT_LEAK, 700 * MiB)}
+
+
+def growth_trial(program: str, budget: int, workdir: Path, tag: str, src: str | None) -> dict:
+    peaks, record_path = workdir / f"{tag}.peaks.json", workdir / f"{tag}.record.json"
+    env = {**os.environ}
+    if src:
+        env["PYTHONPATH"] = src
+    args = [sys.executable, "-m", "tfres", "run", "--no-store", "--memory-budget", str(budget)]
+    args += ["--out", str(record_path), "--"]
+    args += [sys.executable, "-c", PEAK_WRAPPER, str(peaks), sys.executable, "-c", program]
+    t0 = time.monotonic()
+    proc = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
+    out = {"seconds": time.monotonic() - t0, "exit": proc.returncode}
+    if not peaks.exists():
+        return {**out, "error": proc.stderr.strip()[-300:]}
+    figures = json.loads(peaks.read_text())
+    out["peak_bytes"] = figures["child_peak_bytes"] + figures["self_peak_bytes"]
+    record = json.loads(record_path.read_text()) if record_path.exists() else {}
+    budget_control = (record.get("control") or {}).get("budget") or {}
+    out["mechanisms"] = "+".join(budget_control.get("mechanisms") or [])
+    out["end_reason"] = record.get("end_reason")
+    return out
+
+
+def growth(trials: int, before: str | None) -> int:
+    versions = {"this tfres": None, **({"before": before} if before else {})}
+    rows: dict[tuple[str, str], list[dict]] = {}
+    with tempfile.TemporaryDirectory(prefix="tfres-bench-growth-") as tmp:
+        for i in range(trials):
+            order = list(versions.items())
+            if i % 2:
+                order.reverse()  # A/B interleaved, the order alternating
+            for case, (program, budget) in GROWTH_CASES.items():
+                for version, src in order:
+                    tag = f"{case.replace(' ', '-')}-{version.replace(' ', '-')}-{i}"
+                    r = growth_trial(program, budget, Path(tmp), tag, src)
+                    rows.setdefault((case, version), []).append(r)
+                    ratio = r.get("peak_bytes", 0) / budget
+                    print(f"  {tag}: peak/budget {ratio:.3f}, exit {r['exit']}", file=sys.stderr)
+    print(
+        "| program | budget | tfres | trials | peak / budget, median | peak / budget, max "
+        "| peak <= budget | mechanisms |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    ok = True
+    for (case, version), results in rows.items():
+        budget = GROWTH_CASES[case][1]
+        ratios = [r.get("peak_bytes", 1 << 62) / budget for r in results]
+        held = sum(x <= 1.0 for x in ratios)
+        ok &= version != "this tfres" or held == len(ratios)
+        mechanisms = ", ".join(sorted({r.get("mechanisms") or "?" for r in results}))
+        print(
+            f"| {case} | {budget // MiB} MiB | {version} | {len(results)} | "
+            f"{statistics.median(ratios):.3f} | {max(ratios):.3f} | {held} of {len(ratios)} "
+            f"| {mechanisms} |"
+        )
+    return 0 if ok else 1
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="2 trials per mode, a smaller budget")
+    p.add_argument("--growth", action="store_true", help="peak vs budget on fast growth")
+    p.add_argument("--before", default=None, metavar="SRC", help="with --growth: another tfres")
     p.add_argument("--trials", type=int, default=None)
     p.add_argument("--headroom-mib", type=int, default=None)
     p.add_argument("--rate-mib-per-second", type=float, default=150.0)
     args = p.parse_args()
+    if args.growth:
+        return growth(args.trials or 5, args.before)
     trials = args.trials or (2 if args.quick else 10)
     headroom = (args.headroom_mib or (250 if args.quick else 400)) * MiB
     rate = args.rate_mib_per_second

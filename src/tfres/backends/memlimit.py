@@ -199,11 +199,28 @@ def _sweep(parent: Path) -> None:
                 pass
 
 
+def _write_limits(folder: Path, mechanism: str, high_bytes: int, max_bytes: int) -> None:
+    if mechanism == "cgroup-v2":
+        _write(folder / "memory.high", str(high_bytes))
+        _write(folder / "memory.max", str(max_bytes))
+        if (folder / "memory.swap.max").exists():
+            _write(folder / "memory.swap.max", "0")
+        return
+    _write(folder / "memory.limit_in_bytes", str(max_bytes))
+    if (folder / "memory.memsw.limit_in_bytes").exists():
+        try:  # no escape into swap, where the kernel accounts it
+            _write(folder / "memory.memsw.limit_in_bytes", str(max_bytes))
+        except OSError:
+            pass
+    _write(folder / "memory.oom_control", "1")
+
+
 class HardLimit:
     """A cgroup with a memory ceiling for one process tree; see the module docstring.
 
     ``apply(pid, high_bytes, max_bytes)`` returns the mechanism used (``"cgroup-v2"``,
-    ``"cgroup-v1"``) or None with :attr:`reason` saying why none could be used.
+    ``"cgroup-v1"``) or None with :attr:`reason` saying why none could be used;
+    ``prepare(...)`` then ``command(argv)`` puts a command in it from its first instruction.
     ``root`` is where cgroup file systems are mounted (tests pass a folder of their own).
     """
 
@@ -239,7 +256,21 @@ class HardLimit:
 
     def apply(self, pid: int, *, high_bytes: int, max_bytes: int) -> str | None:
         """Move ``pid`` (and what it starts later) into a new cgroup with these limits."""
-        candidates = self._candidates(pid)
+        how = self.prepare(high_bytes=high_bytes, max_bytes=max_bytes, name=str(pid))
+        if how is None or self.path is None:
+            return None
+        try:
+            _write(self.path / "cgroup.procs", str(pid))
+        except OSError as err:
+            self.reason = f"{how} at {self.path}: {err.strerror or err}"
+            self.release()
+            self.mechanism = None
+            return None
+        return how
+
+    def prepare(self, *, high_bytes: int, max_bytes: int, name: str | None = None) -> str | None:
+        """Make the cgroup with its limits, with no process in it yet (see :meth:`command`)."""
+        candidates = self._candidates(self.owner)
         if not candidates:
             self.reason = (
                 "no writable cgroup with the memory controller (cgroup v2 needs a delegated "
@@ -249,23 +280,10 @@ class HardLimit:
         errors = []
         for mechanism, parent in candidates:
             _sweep(parent)
-            folder = parent / f"{_PREFIX}{self.owner}-{pid}"
+            folder = parent / f"{_PREFIX}{self.owner}-{name or os.urandom(4).hex()}"
             try:
                 folder.mkdir(exist_ok=True)
-                if mechanism == "cgroup-v2":
-                    _write(folder / "memory.high", str(high_bytes))
-                    _write(folder / "memory.max", str(max_bytes))
-                    if (folder / "memory.swap.max").exists():
-                        _write(folder / "memory.swap.max", "0")
-                else:
-                    _write(folder / "memory.limit_in_bytes", str(max_bytes))
-                    if (folder / "memory.memsw.limit_in_bytes").exists():
-                        try:  # no escape into swap, where the kernel accounts it
-                            _write(folder / "memory.memsw.limit_in_bytes", str(max_bytes))
-                        except OSError:
-                            pass
-                    _write(folder / "memory.oom_control", "1")
-                _write(folder / "cgroup.procs", str(pid))
+                _write_limits(folder, mechanism, high_bytes, max_bytes)
             except OSError as err:
                 errors.append(f"{mechanism} at {folder}: {err.strerror or err}")
                 self._remove(folder)
@@ -274,6 +292,14 @@ class HardLimit:
             return mechanism
         self.reason = "; ".join(errors)
         return None
+
+    def command(self, command: list[str]) -> list[str]:
+        """``command`` started inside the prepared cgroup: it joins it before ``exec``, so
+        nothing it allocates or starts, however early, is outside the limit."""
+        if self.path is None:
+            return command
+        join = 'echo $$ > "$0" && exec "$@"'
+        return ["/bin/sh", "-c", join, str(self.path / "cgroup.procs"), *command]
 
     def under_oom(self) -> bool:
         """Whether the tree is waiting at the ceiling (v1 with the OOM killer disabled)."""

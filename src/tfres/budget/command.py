@@ -103,19 +103,25 @@ class BudgetWatcher:
         return min(memory_ceiling()[0], self.budget_bytes)
 
     def wrap_command(self, command: list[str]) -> list[str]:
-        """``command`` under ``systemd-run --scope`` when no cgroup can be written directly.
+        """``command`` made to start inside its cgroup (or under ``systemd-run --scope`` when
+        no cgroup can be written directly), so the limit holds from its first allocation.
 
         Optional hook for runners that can change the command before starting it.
         """
-        if not self.hard_limit or self._limit._candidates(os.getpid()):
+        if not self.hard_limit:
             return command
-        wrapped, how = systemd_scope_command(
+        how = self._limit.prepare(high_bytes=self.budget_bytes, max_bytes=self.max_bytes)
+        if how is not None:
+            self._wrapped = how
+            return self._limit.command(command)
+        wrapped, why = systemd_scope_command(
             command, high_bytes=self.budget_bytes, max_bytes=self.max_bytes
         )
         if wrapped is None:
-            self.notes.append(f"no hard memory limit: {how}")
+            self.notes.append(f"no hard memory limit: {self._limit.reason}; {why}")
+            self.hard_limit = False  # nothing more to try in on_start
             return command
-        self._wrapped = how
+        self._wrapped = why
         return wrapped
 
     # -- the watcher protocol --------------------------------------------------------------
@@ -138,6 +144,8 @@ class BudgetWatcher:
         )
         if self._wrapped:
             budget.mechanisms.append(self._wrapped)
+            if self._limit.mechanism is not None:
+                budget._extra_check = self._at_ceiling
         elif self.hard_limit:
             how = self._limit.apply(pid, high_bytes=self.budget_bytes, max_bytes=self.max_bytes)
             if how is None:
