@@ -31,8 +31,8 @@ def _import_error(err: BaseException, ref: str, file: str | None) -> UserCodeErr
     """The exception ``err`` raised while importing, at the deepest line of the user's file."""
     frames = traceback.extract_tb(err.__traceback__)
     ours = [f for f in frames if file is not None and Path(f.filename) == Path(file)]
-    last = (ours or frames or [None])[-1]
-    where = f"{last.filename}, line {last.lineno}" if last is not None else ref
+    chosen = ours or list(frames)
+    where = f"{chosen[-1].filename}, line {chosen[-1].lineno}" if chosen else ref
     text = str(err).splitlines()[0] if str(err) else ""
     detail = f"{type(err).__name__}: {text}" if text else type(err).__name__
     return UserCodeError(
