@@ -9,9 +9,9 @@
 ``tfres run --memory-budget``: a list that grows as fast as Python can append 1 MiB bytes
 objects (budget 300 MiB), and a leak held out while the budget was tuned (a dict cache of
 3 MiB bytearrays in bursts, budget 700 MiB). The peak is the kernel's high-water mark of the
-program (``ru_maxrss``, read by a small wrapper that waits for it) plus the wrapper's own,
-so an upper bound of the tree's peak. ``--before SRC`` also runs another tfres (a source
-tree, e.g. ``git archive`` of an older commit), interleaved trial by trial.
+program (``ru_maxrss``, read by a small wrapper that waits for it) plus the wrapper's own
+(``VmHWM``), so an upper bound of the tree's peak RSS. ``--before SRC`` also runs another
+tfres (a source tree, e.g. ``git archive`` of an older commit), interleaved trial by trial.
 
 The workload (benchmarks/budget_workload.py) trains a small Keras model and holds on to
 more memory after every batch (150 MiB/s), until it holds 3x the budget. Three modes, run
@@ -164,16 +164,18 @@ HELD_OUT_LEAK = (
     "        time.sleep(0.01)\n"
 )
 #: runs argv[2:], ignores SIGTERM/SIGINT itself (the whole group gets them), then writes
-#: {"child_peak_bytes", "self_peak_bytes", "returncode"} to argv[1]
+#: {"child_peak_bytes", "self_peak_bytes", "returncode"} to argv[1]. Its own peak is VmHWM
+#: (since its exec): ru_maxrss would count the image of tfres it was forked from.
 PEAK_WRAPPER = (
     "import json, resource, signal, subprocess, sys\n"
     "child = subprocess.Popen(sys.argv[2:])\n"
     "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
     "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
     "code = child.wait()\n"
-    "peak = lambda who: resource.getrusage(who).ru_maxrss * 1024\n"
-    "json.dump({'child_peak_bytes': peak(resource.RUSAGE_CHILDREN), 'self_peak_bytes':"
-    " peak(resource.RUSAGE_SELF), 'returncode': code}, open(sys.argv[1], 'w'))\n"
+    "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1]\n"
+    "child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024\n"
+    "json.dump({'child_peak_bytes': child, 'self_peak_bytes': int(hwm) * 1024,"
+    " 'returncode': code}, open(sys.argv[1], 'w'))\n"
     "sys.exit(128 - code if code < 0 else code)\n"
 )
 GROWTH_CASES = {"fast list": (FAST_LIST, 300 * MiB), "held-out leak": (HELD_OUT_LEAK, 700 * MiB)}

@@ -199,6 +199,13 @@ def _sweep(parent: Path) -> None:
                 pass
 
 
+def _write_quietly(path: Path, value: int) -> None:
+    try:
+        _write(path, str(value))
+    except OSError:
+        pass
+
+
 def _write_limits(folder: Path, mechanism: str, high_bytes: int, max_bytes: int) -> None:
     if mechanism == "cgroup-v2":
         _write(folder / "memory.high", str(high_bytes))
@@ -233,6 +240,7 @@ class HardLimit:
         self.mechanism: str | None = None
         self.reason: str | None = None
         self.max_bytes: int | None = None
+        self.high_bytes: int | None = None
 
     def _candidates(self, pid: int) -> list[tuple[str, Path]]:
         v2, v1 = _own_cgroups(self.owner)
@@ -289,6 +297,7 @@ class HardLimit:
                 self._remove(folder)
                 continue
             self.path, self.mechanism, self.max_bytes = folder, mechanism, max_bytes
+            self.high_bytes = high_bytes
             return mechanism
         self.reason = "; ".join(errors)
         return None
@@ -327,22 +336,23 @@ class HardLimit:
         return int(text) if text and text.isdigit() else None
 
     def raise_to(self, max_bytes: int) -> None:
-        """Lift the ceiling (so a process asked to stop can run its SIGTERM handler)."""
-        if self.path is None:
+        """Move the ceiling (up or down; v1 keeps ``memsw`` >= the limit in either order)."""
+        if self.path is None or max_bytes == self.max_bytes:
             return
         name = "memory.max" if self.mechanism == "cgroup-v2" else "memory.limit_in_bytes"
+        memsw = self.path / "memory.memsw.limit_in_bytes"
+        up = self.max_bytes is None or max_bytes > self.max_bytes
         try:
             if self.mechanism == "cgroup-v2":
-                _write(self.path / "memory.high", str(max_bytes))
-            elif (self.path / "memory.memsw.limit_in_bytes").exists():
-                try:  # memsw must stay >= the memory limit, so it goes first
-                    _write(self.path / "memory.memsw.limit_in_bytes", str(max_bytes))
-                except OSError:
-                    pass
+                _write(self.path / "memory.high", str(min(max_bytes, self.high_bytes or max_bytes)))
+            elif up and memsw.exists():
+                _write_quietly(memsw, max_bytes)
             _write(self.path / name, str(max_bytes))
+            if self.mechanism == "cgroup-v1" and not up and memsw.exists():
+                _write_quietly(memsw, max_bytes)
             self.max_bytes = max_bytes
-        except OSError as err:
-            log.debug("could not raise the cgroup limit at %s: %s", self.path, err)
+        except OSError as err:  # below what is in use (EBUSY): the watchdog acts instead
+            log.debug("could not move the cgroup limit at %s: %s", self.path, err)
 
     def release(self) -> None:
         """Remove the cgroup (once its processes are gone; a live one stays in place)."""

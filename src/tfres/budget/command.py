@@ -1,10 +1,12 @@
-"""The memory budget of ``tfres run --memory-budget``, and the budget's diagnosis finding.
+"""The memory budget of ``tfres run --memory-budget``.
 
-:class:`BudgetWatcher` follows the watcher protocol of :func:`tfres.watch.command.watch`. When the
-command starts it puts it in a cgroup with a hard limit AT the budget where the kernel allows
-it (``memory.high`` and ``memory.max`` on cgroup v2; on cgroup v1 ``memory.limit_in_bytes``
-with the OOM killer disabled, so a process that reaches it waits instead of dying) and starts a
-20 Hz watchdog on the command's process tree (:class:`tfres.budget.watchdog.MemoryBudget`).
+:class:`BudgetWatcher` follows the watcher protocol of :func:`tfres.watch.command.watch`.
+The command starts inside a cgroup of its own where the kernel allows it, with a hard limit
+at 95% of the budget (:data:`HARD_CEILING_RATIO`: the kernel charges anonymous memory and
+page cache, while RSS also counts the library pages a process maps, ~5% of a small one):
+``memory.high`` at 90% and ``memory.max`` on cgroup v2, ``memory.limit_in_bytes`` on cgroup
+v1 with the OOM killer disabled, so a process that reaches it waits instead of dying, and
+tfres ends it. A 20 Hz watchdog reads the tree's RSS (:class:`tfres.budget.watchdog.MemoryBudget`).
 
 It acts before the budget: at 90% of it, or earlier when the growth rate would reach it within
 two readings, it asks the command to stop:
@@ -38,13 +40,18 @@ from tfres.record import Record
 from tfres.timeline import Sample
 from tfres.units import format_bytes
 
-__all__ = ["BudgetWatcher", "check_budget_bytes", "STOP_REQUEST_SIGNAL"]
+__all__ = ["BudgetWatcher", "check_budget_bytes", "HARD_CEILING_RATIO", "STOP_REQUEST_SIGNAL"]
 
 log = logging.getLogger("tfres")
 
 #: what the command gets at the soft threshold with --checkpoint: "stop at the next batch
 #: and save a checkpoint to $TFRES_CHECKPOINT" (tfres's start-up hook handles it in Keras)
 STOP_REQUEST_SIGNAL = signal.SIGUSR1
+#: the cgroup ceiling, as a share of the budget: what outgrows the watchdog (a list that
+#: grows by GB/s) stops there, with its RSS, library pages included, within the budget
+HARD_CEILING_RATIO = 0.95
+#: the ceiling is moved in steps of at least this, and kept this far under the budget
+CEILING_MARGIN_BYTES = 2 * 2**20
 
 
 def check_budget_bytes(budget_bytes: int) -> int:
@@ -99,8 +106,13 @@ class BudgetWatcher:
 
     @property
     def max_bytes(self) -> int:
-        """The hard ceiling: the budget itself (or less, where the machine has less)."""
-        return min(memory_ceiling()[0], self.budget_bytes)
+        """The hard ceiling: :data:`HARD_CEILING_RATIO` of the budget."""
+        return min(memory_ceiling()[0], int(self.budget_bytes * HARD_CEILING_RATIO))
+
+    @property
+    def high_bytes(self) -> int:
+        """Where cgroup v2 starts to throttle and reclaim: the soft threshold."""
+        return min(self.max_bytes, int(self.budget_bytes * self.soft_ratio))
 
     def wrap_command(self, command: list[str]) -> list[str]:
         """``command`` made to start inside its cgroup (or under ``systemd-run --scope`` when
@@ -110,12 +122,12 @@ class BudgetWatcher:
         """
         if not self.hard_limit:
             return command
-        how = self._limit.prepare(high_bytes=self.budget_bytes, max_bytes=self.max_bytes)
+        how = self._limit.prepare(high_bytes=self.high_bytes, max_bytes=self.max_bytes)
         if how is not None:
             self._wrapped = how
             return self._limit.command(command)
         wrapped, why = systemd_scope_command(
-            command, high_bytes=self.budget_bytes, max_bytes=self.max_bytes
+            command, high_bytes=self.high_bytes, max_bytes=self.max_bytes
         )
         if wrapped is None:
             self.notes.append(f"no hard memory limit: {self._limit.reason}; {why}")
@@ -147,7 +159,7 @@ class BudgetWatcher:
             if self._limit.mechanism is not None:
                 budget._extra_check = self._at_ceiling
         elif self.hard_limit:
-            how = self._limit.apply(pid, high_bytes=self.budget_bytes, max_bytes=self.max_bytes)
+            how = self._limit.apply(pid, high_bytes=self.high_bytes, max_bytes=self.max_bytes)
             if how is None:
                 self.notes.append(f"no hard memory limit: {self._limit.reason}")
             else:
@@ -157,12 +169,26 @@ class BudgetWatcher:
         self._budget = budget.start()
 
     def _at_ceiling(self) -> str | None:
+        """Called at every reading: fit the ceiling, and say if the tree waits at it."""
+        self._fit_ceiling()
         if not self._limit.under_oom():
             return None
         return (
             f"memory budget {format_bytes(self.budget_bytes)}: the process tree reached the "
             f"hard cgroup limit of {format_bytes(self._limit.max_bytes)}"
         )
+
+    def _fit_ceiling(self) -> None:
+        """Lower the cgroup ceiling by what RSS counts and the cgroup does not (library pages,
+        pages shared between the tree's processes), so the tree's RSS stays within budget."""
+        budget = self._budget
+        used, charged = getattr(budget, "used_bytes", None), self._limit.usage_bytes()
+        if used is None or charged is None:
+            return
+        uncharged = max(0, used - charged)
+        target = min(self.max_bytes, self.budget_bytes - uncharged - CEILING_MARGIN_BYTES)
+        if abs(target - (self._limit.max_bytes or 0)) >= CEILING_MARGIN_BYTES:
+            self._limit.raise_to(max(target, self.budget_bytes // 2))
 
     def _soft(self, budget: Any) -> None:
         """The soft threshold (or the trend): ask the command to stop, before the budget."""
