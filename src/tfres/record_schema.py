@@ -7,8 +7,8 @@ the field, the value and what to do. Three rules cover the whole document:
 
 - the fields of the record, of a sample, a GPU sample, a mark and a phase have their types;
 - anywhere in the document, a key named with a unit (``*_bytes``, ``*_seconds``,
-  ``*_percent``, ...) holds a number or null, and a key naming a text
-  (``label``, ``name``, ``title``, ...) holds text or null;
+  ``*_percent``, ...) holds a number or null (in a workload, also a list of them), and a
+  key naming a text (``label``, ``name``, ``title``, ...) holds text or null;
 - nothing nests deeper than :data:`MAX_DEPTH`.
 
 A list or object field that is ``null`` reads as empty; any other wrong type is refused.
@@ -39,6 +39,8 @@ UNIT_SUFFIXES = (
     "_per_second",
     "_gflops",
 )
+#: where a unit-named key may also hold a list of numbers (a workload's per-epoch times)
+SERIES_UNDER = ("workloads[",)
 #: keys that promise a text wherever they appear
 TEXT_KEYS = frozenset(
     {"label", "name", "title", "severity", "rule", "hostname", "model", "kind", "status"}
@@ -224,7 +226,11 @@ class _Checker:
     def rule(self, key: str, value: Any, path: str, depth: int) -> None:
         """The document-wide rules for a key no spec names."""
         if key.endswith(UNIT_SUFFIXES):
-            if value is not None and not _is_number(value):
+            if isinstance(value, list) and path.startswith(SERIES_UNDER):
+                for i, item in enumerate(value):
+                    if item is not None and not _is_number(item):
+                        raise self.fail(f"{path}[{i}]", "a number or null", item)
+            elif value is not None and not _is_number(value):
                 raise self.fail(path, "a number or null", value)
         elif key in TEXT_KEYS:
             if value is not None and not isinstance(value, str):
