@@ -112,6 +112,60 @@ def test_soft_threshold_sets_the_flag_and_calls_back_once() -> None:
     assert control["mechanisms"] == ["watchdog"]
 
 
+def test_a_fast_trend_asks_before_the_soft_threshold_and_stops_before_the_budget() -> None:
+    clock = FakeClock()
+    reader = Readings([100 * MiB, 300 * MiB, 500 * MiB, 700 * MiB, 850 * MiB])
+    budget = MemoryBudget(1000 * MiB, hard=False, interval=0.05, clock=clock, reader=reader)
+    seen = []
+    for _ in range(4):
+        budget.sample_once()
+        seen.append((budget.used_bytes, budget.exceeded, budget.over))
+        clock.advance(0.05)
+    # 4 GB/s: at 700 MiB (below the 900 MiB soft threshold) the trend reaches the budget
+    # within two readings, so it asks to stop; not yet at the budget within one reading
+    assert seen[-1] == (700 * MiB, True, False) and not seen[-2][1]
+    assert budget.rate_bytes_per_second == pytest.approx(4000 * MiB, rel=0.01)
+    budget.sample_once()  # 850 MiB: the next reading would be past the budget: stop now
+    assert budget.over and budget.used_bytes == 850 * MiB
+    assert budget.reason is not None and "about to be exceeded" in budget.reason
+    assert budget.peak_bytes is not None and budget.peak_bytes < 1000 * MiB
+
+
+def test_a_watched_tree_that_keeps_growing_after_sigterm_gets_sigkill(tmp_path: Path) -> None:
+    from tfres.backends.signals import StopLadder, new_group_options
+
+    ready = tmp_path / "ready"
+    code = (
+        "import pathlib, signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "pathlib.Path(sys.argv[1]).write_text('')\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(ready)], **new_group_options())
+    try:
+        while not ready.exists():
+            time.sleep(0.01)
+        clock = FakeClock()
+        ladder = StopLadder(proc.pid, grace_seconds=3600, clock=clock)
+        reader = Readings([100 * MiB, 960 * MiB, 990 * MiB])
+        budget = MemoryBudget(
+            1000 * MiB, pid=proc.pid, ladder=ladder, clock=clock, reader=reader, interval=0.05
+        )
+        budget.sample_once()
+        clock.advance(0.05)
+        budget.sample_once()  # at the budget within one reading: SIGTERM (ignored)
+        assert budget.over and ladder.terminated_at is not None and not ladder.killed
+        time.sleep(0.2)
+        assert proc.poll() is None
+        clock.advance(0.05)
+        budget.sample_once()  # asked, and still growing into the budget: SIGKILL now
+        assert ladder.killed
+        assert proc.wait(timeout=10) == -9
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
 def test_budget_crossing_records_the_reason_without_hard_action() -> None:
     clock = FakeClock()
     budget = MemoryBudget(1000 * MiB, hard=False, clock=clock, reader=Readings([1200 * MiB]))

@@ -318,7 +318,7 @@ class MemoryBudget:
         or waits at the hard ceiling (where it has no memory to run a handler with)."""
         assert self.ladder is not None
         asked = self.ladder.terminated_at
-        if extra or (asked is not None and now - asked >= self.interval):
+        if extra or (asked is not None and now > asked):  # asked at an earlier reading
             self.ladder.kill()
         else:
             self.ladder.terminate()
