@@ -7,7 +7,7 @@ the field, the value and what to do. Three rules cover the whole document:
 
 - the fields of the record, of a sample, a GPU sample, a mark and a phase have their types;
 - anywhere in the document, a key named with a unit (``*_bytes``, ``*_seconds``,
-  ``*_percent``, ...) holds a number or null (in a workload, also a list of them), and a
+  ``*_percent``, ...) holds a number or null (or a list or object of them), and a
   key naming a text (``label``, ``name``, ``title``, ...) holds text or null;
 - nothing nests deeper than :data:`MAX_DEPTH`.
 
@@ -39,8 +39,6 @@ UNIT_SUFFIXES = (
     "_per_second",
     "_gflops",
 )
-#: where a unit-named key may also hold a list of numbers (a workload's per-epoch times)
-SERIES_UNDER = ("workloads[",)
 #: keys that promise a text wherever they appear
 TEXT_KEYS = frozenset(
     {"label", "name", "title", "severity", "rule", "hostname", "model", "kind", "status"}
@@ -85,8 +83,22 @@ _SAMPLE = _Dict(
 _FINGERPRINT = _Dict(
     {
         "host": "object?",
-        "cpu": _Dict({"isa_flags": "object?", "affinity": "list?", "logical_cores": "int?"}),
-        "memory": "object?",
+        "cpu": _Dict(
+            {
+                "isa_flags": "object?",
+                "affinity": "list?",
+                "logical_cores": "int?",
+                "physical_cores": "int?",
+                **dict.fromkeys(("usable_cores", "frequency_mhz"), "number?"),
+                "cgroup_cpu_quota_cores": "number?",
+            }
+        ),
+        "memory": _Dict(
+            dict.fromkeys(
+                ("total_bytes", "available_bytes", "swap_total_bytes", "swap_used_bytes"),
+                "number?",
+            )
+        ),
         "gpus": _List("object"),
         "gpus_pci": "list?",
         "tensorflow": "object?",
@@ -226,12 +238,13 @@ class _Checker:
     def rule(self, key: str, value: Any, path: str, depth: int) -> None:
         """The document-wide rules for a key no spec names."""
         if key.endswith(UNIT_SUFFIXES):
-            if isinstance(value, list) and path.startswith(SERIES_UNDER):
-                for i, item in enumerate(value):
-                    if item is not None and not _is_number(item):
-                        raise self.fail(f"{path}[{i}]", "a number or null", item)
-            elif value is not None and not _is_number(value):
-                raise self.fail(path, "a number or null", value)
+            # a number; or a series (epoch_seconds) or one per device (tf_peak_bytes) of them
+            items = value if isinstance(value, list) else [value]
+            if isinstance(value, dict):
+                items = list(value.values())
+            for item in items:
+                if item is not None and not _is_number(item):
+                    raise self.fail(path, "a number, or a list or object of numbers", value)
         elif key in TEXT_KEYS:
             if value is not None and not isinstance(value, str):
                 raise self.fail(path, "text or null", value)
