@@ -178,7 +178,7 @@ def test_a_file_that_is_not_executable_is_126(tmp_path):
     assert "not executable" in out.stderr
 
 
-@pytest.mark.parametrize("bad", ["0", "-5", "abc", "2h"])
+@pytest.mark.parametrize("bad", ["0", "-5", "abc", "2h", "1e-9", "5ms"])
 def test_bad_interval_is_one_clear_line_and_exit_2(bad, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["run", f"--interval={bad}", "--", "true"])
@@ -309,3 +309,28 @@ def test_a_signal_before_the_command_starts_is_held_for_it(python):
         if proc.poll() is None:
             proc.kill()
     assert sup.received == ["SIGTERM (passed on to the command)"]
+
+
+def test_the_budget_asks_for_a_checkpoint_with_sigusr1(store_path, tmp_path, python):
+    """--checkpoint: the command gets TFRES_CHECKPOINT and, before the budget, SIGUSR1 (the
+    "stop at the next batch and save" request that tfres's Keras hook answers)."""
+    ckpt = tmp_path / "ckpt.keras"
+    child = (
+        "import os, pathlib, signal, sys, time\n"
+        "asked = []\n"
+        "signal.signal(signal.SIGUSR1, lambda n, f: asked.append(n))\n"
+        "hog = []\n"
+        "while not asked:\n"
+        "    hog.append(b'x' * 2**20); time.sleep(0.005)\n"
+        "pathlib.Path(os.environ['TFRES_CHECKPOINT']).write_text('saved')\n"
+    )
+    out = tfres(
+        "run", "--memory-budget", "200MiB", "--checkpoint", str(ckpt), "--", python, "-c", child
+    )
+    assert out.returncode == 0, out.stderr
+    assert ckpt.read_text() == "saved"
+    record = only_record(store_path)
+    budget = record.control["budget"]
+    assert budget["asked_with"] == "SIGUSR1 (checkpoint)" and budget["checkpoint_written"]
+    assert budget["peak_bytes"] <= 200 * 2**20 and not budget["killed"]
+    assert record.status == "partial" and "memory budget 200.0 MiB" in record.end_reason
