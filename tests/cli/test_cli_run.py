@@ -162,6 +162,53 @@ def test_ctrl_c_at_the_terminal_ends_the_command_once(store_path, tmp_path, pyth
     assert "passed on" not in record.end_reason  # tfres itself received nothing
 
 
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_ctrl_z_stops_tfres_with_the_command_and_sigcont_resumes_both(store_path, tmp_path, python):
+    """A shell sees its job (tfres) stopped when Ctrl-Z stops the command; fg/bg's SIGCONT to
+    tfres continues the command too."""
+    import fcntl
+    import termios
+
+    import psutil
+
+    ready = tmp_path / "ready"
+    child = (
+        "import pathlib, sys, time\n"
+        f"pathlib.Path({str(ready)!r}).write_text('')\n"
+        "for _ in range(100): time.sleep(0.01)\n"
+        "sys.exit(4)\n"
+    )
+    master, slave = os.openpty()
+
+    def controlling_tty() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tfres", "run", "--", python, "-c", child],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        preexec_fn=controlling_tty,
+    )
+    os.close(slave)
+    try:
+        wait_for(ready)
+        os.write(master, b"\x1a")  # Ctrl-Z: the terminal stops the foreground group
+        deadline = time.monotonic() + 20
+        while psutil.Process(proc.pid).status() != psutil.STATUS_STOPPED:
+            assert time.monotonic() < deadline, "tfres did not stop with its command"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGCONT)  # what the shell's fg or bg sends
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    assert proc.returncode == 4
+    assert only_record(store_path).exit_code == 4
+
+
 def test_unknown_command_is_one_line_and_127(store_path):
     out = tfres("run", "--", "no-such-command-xyz")
     assert out.returncode == 127

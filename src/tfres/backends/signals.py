@@ -28,6 +28,8 @@ __all__ = [
     "new_group_options",
     "raise_in_main_thread",
     "signal_tree",
+    "stop_self",
+    "stopped",
 ]
 
 log = logging.getLogger("tfres")
@@ -238,7 +240,7 @@ class Terminal:
         From then on we are a background group: SIGTTOU is ignored (in the main thread), so
         that writing to the terminal and taking it back never stops us.
         """
-        if self.fd is None:
+        if self.fd is None or self.ours() != self.fd:  # not (or no longer) the foreground
             return False
         try:
             os.tcsetpgrp(self.fd, pgid)
@@ -265,6 +267,19 @@ class Terminal:
             if self._ttou is not None:
                 signal.signal(signal.SIGTTOU, self._ttou)
                 self._ttou = None
+
+
+def stopped(pid: int) -> bool:
+    """Whether ``pid`` is stopped (Ctrl-Z, SIGSTOP), from ``/proc/PID/stat``."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_STOPPED
+    except psutil.Error:
+        return False
+
+
+def stop_self() -> None:
+    """Stop this process until a SIGCONT (the shell's ``fg`` or ``bg``)."""
+    os.kill(os.getpid(), signal.SIGSTOP)
 
 
 # -- raising in the main thread ------------------------------------------------------------

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from types import FrameType
 
 from tfres.backends.memlimit import host_oom_kills
-from tfres.backends.signals import StopLadder, Terminal
+from tfres.backends.signals import StopLadder, Terminal, stop_self, stopped
 from tfres.record import Record
 
 __all__ = ["FORWARDED_SIGNALS", "Supervisor", "describe_end", "signal_name"]
@@ -126,9 +126,21 @@ class Supervisor:
             self.wake.wait(tick)
             self.wake.clear()
             self.poll()
+            self._follow_job_control()
             if refresh is not None:
                 refresh()
         return self.proc.wait()
+
+    def _follow_job_control(self) -> None:
+        """Ctrl-Z stopped the command (it holds the terminal): stop tfres too, so the shell
+        sees its job stopped; on ``fg``, give the terminal back and continue the command."""
+        assert self.proc is not None and self.ladder is not None
+        if not self.has_terminal or not stopped(self.proc.pid):
+            return
+        self.terminal.take_back()
+        stop_self()  # until the shell's fg/bg sends SIGCONT
+        self.has_terminal = self.terminal.give(self.proc.pid)
+        self.ladder.send(signal.SIGCONT)
 
     def abandon(self) -> int:
         """tfres itself is going down (an internal error): end the tree, then its returncode."""
