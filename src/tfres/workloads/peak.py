@@ -1,32 +1,52 @@
-"""The CPU's theoretical peak FLOP/s: cores x clock x FLOPs per cycle from the ISA flags.
+"""The CPU's theoretical peak FLOP/s: physical cores x the clock read x FLOPs per cycle per core.
 
-The FLOPs per cycle per core assume two fused multiply-add (FMA) units, each doing a
-multiply and an add on every lane of a vector each cycle, which is what server x86 cores
-since Haswell (AVX2) and Skylake-SP (AVX-512) have:
+FLOPs per cycle per core come from the vector units each core family is documented to have
+(the vendors' optimization guides, cited in docs/benchmarks/bench.md): an FMA unit does a
+multiply and an add on every lane each cycle, so a 256-bit FMA unit does 8 lanes x 2 = 16
+FP32 FLOPs per cycle, and a 128-bit NEON pipe 4 x 2 = 8.
 
-==================  =========  ====================  ====================
-instructions        width      FP32 FLOPs/cycle      FP64 FLOPs/cycle
-==================  =========  ====================  ====================
-AVX-512 + FMA       512 bit    2 x 16 x 2 = 64       2 x 8 x 2 = 32
-AVX2 + FMA          256 bit    2 x 8 x 2 = 32        2 x 4 x 2 = 16
-AVX (no FMA)        256 bit    8 mul + 8 add = 16    4 + 4 = 8
-SSE2                128 bit    4 mul + 4 add = 8     2 + 2 = 4
-==================  =========  ====================  ====================
+===============================================  ==========  ========  ========
+core family (how it is recognised)               FMA units   FP32/cyc  FP64/cyc
+===============================================  ==========  ========  ========
+Intel Xeon with AVX-512 (Skylake-SP and later)   2 x 512     64        32
+Intel Xeon Bronze/Silver/Gold 5xxx, client AVX   1 x 512     32        16
+Intel with AVX2 + FMA (Haswell and later)        2 x 256     32        16
+AMD family 17h model < 30h (Zen, Zen+)           2 x 128     16        8
+AMD family 17h model >= 30h, 19h (Zen 2, 3, 4)   2 x 256     32        16
+AMD family 1Ah (Zen 5, desktop and server)       2 x 512     64        32
+Arm Neoverse N1 / N2, Cortex-A72/A76 (NEON)      2 x 128     16        8
+Arm Neoverse V1 / V2 (NEON)                      4 x 128     32        16
+other x86 by flags: AVX2+FMA / AVX / SSE2        -           32/16/8   16/8/4
+===============================================  ==========  ========  ========
 
-Cores are physical cores this process may run on (hyper-threads share the FMA units);
-the clock is the highest one the OS reports. CPUs with one AVX-512 unit (many client and
-lower-end server parts) or a turbo clock above the reported one make the real peak lower
-or higher: the estimate is an upper bound to compare against, not a promise.
+The clock is read, never assumed (:func:`tfres.backends.cpu_peak.max_clock`): cpufreq's
+rated maximum where the kernel exposes it, else /proc/cpuinfo's ``cpu MHz``, which on a VM is
+the host's nominal clock. A core that turbos above it can exceed this "peak": the estimate is
+a reference, and ``how`` says which clock it used.
 """
 
 from __future__ import annotations
 
-import os
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["PeakEstimate", "estimate_peak", "flops_per_cycle"]
+from tfres.backends.cpu_peak import ClockReading, CpuIdentity, cpu_identity, max_clock
+
+__all__ = ["PeakEstimate", "VectorUnits", "estimate_peak", "vector_units"]
+
+
+@dataclass(frozen=True)
+class VectorUnits:
+    """A core family's floating-point units and what they do per cycle."""
+
+    family: str
+    fp32_per_cycle: int
+    fp64_per_cycle: int
+
+    def per_cycle(self, dtype: str) -> int:
+        return self.fp64_per_cycle if dtype == "float64" else self.fp32_per_cycle
 
 
 @dataclass(frozen=True)
@@ -36,6 +56,7 @@ class PeakEstimate:
     gflops: float | None
     cores: float | None
     clock_mhz: float | None
+    clock_source: str | None
     flops_per_cycle: int | None
     isa: str | None
     dtype: str
@@ -45,138 +66,133 @@ class PeakEstimate:
         return asdict(self)
 
 
-_TABLE = {
-    # isa: (fp32, fp64) FLOPs per cycle per core
-    "AVX-512+FMA": (64, 32),
-    "AVX2+FMA": (32, 16),
-    "AVX": (16, 8),
-    "SSE2": (8, 4),
+_ARM_PARTS = {  # Arm Ltd (implementer 0x41) part numbers -> NEON pipes of 128 bits
+    0xD08: ("Arm Cortex-A72", 2),
+    0xD0B: ("Arm Cortex-A76", 2),
+    0xD0C: ("Arm Neoverse N1", 2),
+    0xD49: ("Arm Neoverse N2", 2),
+    0xD40: ("Arm Neoverse V1", 4),
+    0xD4F: ("Arm Neoverse V2", 4),
 }
+_ONE_FMA_XEON = re.compile(r"Xeon.*\b(Bronze|Silver|Gold 5\d{3})", re.IGNORECASE)
 
 
-def flops_per_cycle(
-    flags: Mapping[str, Any], dtype: str = "float32"
-) -> tuple[str | None, int | None]:
-    """The ISA level named by ``flags`` (``avx512f``, ``avx2``, ``fma``, ``avx``) and its
-    FLOPs per cycle per core for ``dtype``; ``(None, None)`` for a CPU this table does not know.
-    """
-    f = {str(k).lower(): bool(v) for k, v in flags.items()}
-    if f.get("avx512f") and f.get("fma"):
-        isa = "AVX-512+FMA"
-    elif f.get("avx2") and f.get("fma"):
-        isa = "AVX2+FMA"
-    elif f.get("avx"):
-        isa = "AVX"
-    elif f.get("sse2"):
-        isa = "SSE2"
-    else:
-        return None, None
-    fp32, fp64 = _TABLE[isa]
-    return isa, fp64 if dtype == "float64" else fp32
+def _units(family: str, width_bits: int, units: int) -> VectorUnits:
+    fp32 = units * (width_bits // 32) * 2
+    return VectorUnits(f"{family}: {units} x {width_bits}-bit FMA", fp32, fp32 // 2)
 
 
-def _fallback_flags() -> dict[str, bool]:
-    import importlib
-
-    feats: dict[str, bool] = {}
-    for module in ("numpy._core._multiarray_umath", "numpy.core._multiarray_umath"):
-        try:  # NumPy's own CPU dispatch table (private, but stable for years)
-            feats = dict(importlib.import_module(module).__cpu_features__)
-            break
-        except (ImportError, AttributeError):
-            continue
-    if not feats:
-        return {}
-    return {
-        "avx512f": bool(feats.get("AVX512F")),
-        "avx2": bool(feats.get("AVX2")),
-        "fma": bool(feats.get("FMA3")),
-        "avx": bool(feats.get("AVX")),
-        "sse2": bool(feats.get("SSE2")),
-    }
+def _intel(cpu: CpuIdentity) -> VectorUnits | None:
+    flags = cpu.flags
+    if "avx512f" in flags and "fma" in flags:
+        name = cpu.model_name or ""
+        if "Xeon" in name and not _ONE_FMA_XEON.search(name):
+            return _units("Intel Xeon AVX-512", 512, 2)
+        return _units("Intel AVX-512, one FMA unit (client or lower Xeon SKU)", 512, 1)
+    if "avx2" in flags and "fma" in flags:
+        return _units("Intel AVX2", 256, 2)
+    return None
 
 
-def _fallback_cores_and_clock() -> tuple[float | None, float | None]:
-    import psutil
+def _amd(cpu: CpuIdentity) -> VectorUnits | None:
+    if cpu.family == 0x17 and cpu.model is not None:
+        if cpu.model < 0x30:
+            return _units("AMD Zen/Zen+ (family 17h)", 128, 2)
+        return _units("AMD Zen 2 (family 17h)", 256, 2)
+    if cpu.family == 0x19:
+        zen = "Zen 4, AVX-512 in two 256-bit halves" if "avx512f" in cpu.flags else "Zen 3"
+        return _units(f"AMD {zen} (family 19h)", 256, 2)
+    if cpu.family == 0x1A:
+        return _units("AMD Zen 5 (family 1Ah)", 512, 2)
+    return None
 
-    physical = psutil.cpu_count(logical=False)
-    logical = psutil.cpu_count(logical=True)
-    try:
-        usable: int | None = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        usable = logical
-    cores: float | None = None
+
+def _by_flags(cpu: CpuIdentity) -> VectorUnits | None:
+    flags = cpu.flags
+    if "avx2" in flags and "fma" in flags:
+        return VectorUnits("x86 AVX2+FMA, 2 FMA units assumed", 32, 16)
+    if "avx" in flags:
+        return VectorUnits("x86 AVX, separate 256-bit add and multiply", 16, 8)
+    if "sse2" in flags:
+        return VectorUnits("x86 SSE2, separate 128-bit add and multiply", 8, 4)
+    return None
+
+
+def vector_units(cpu: CpuIdentity) -> VectorUnits | None:
+    """The core family's vector units; None for a CPU the table does not know (then no
+    peak is estimated rather than a guessed one)."""
+    if cpu.arch in ("aarch64", "arm64"):
+        if cpu.arm_implementer == 0x41 and cpu.arm_part in _ARM_PARTS:
+            name, pipes = _ARM_PARTS[cpu.arm_part]
+            return _units(f"{name} NEON", 128, pipes)
+        return None
+    known = None
+    if cpu.vendor == "GenuineIntel":
+        known = _intel(cpu)
+    elif cpu.vendor == "AuthenticAMD":
+        known = _amd(cpu)
+    return known or _by_flags(cpu)
+
+
+class _ReadHere:
+    """The default of ``estimate_peak(clock=...)``: read the clock from this machine."""
+
+
+READ_HERE = _ReadHere()
+
+
+def _cores(cpu_section: Mapping[str, Any], identity: CpuIdentity) -> float | None:
+    """Physical cores this process may use: the fingerprint's (cgroup quota included), else
+    the identity's."""
+    physical = cpu_section.get("physical_cores")
+    logical = cpu_section.get("logical_cores")
+    usable = cpu_section.get("usable_cores")
     if physical and logical and usable:
-        # affinity counts logical CPUs; scale it to physical cores
-        cores = min(float(physical), usable * physical / logical)
-    try:
-        freq = psutil.cpu_freq()
-    except (OSError, RuntimeError, NotImplementedError):
-        freq = None
-    clock = None
-    if freq is not None:
-        clock = float(freq.max) if freq.max else (float(freq.current) if freq.current else None)
-    return cores, clock
+        return min(float(physical), float(usable) * float(physical) / float(logical))
+    return float(physical) if physical else identity.cores
 
 
-def estimate_peak(cpu: Mapping[str, Any] | None = None, *, dtype: str = "float32") -> PeakEstimate:
-    """Estimate the CPU's peak GFLOP/s for ``dtype`` from a fingerprint's ``cpu`` section.
+def estimate_peak(
+    cpu: Mapping[str, Any] | None = None,
+    *,
+    dtype: str = "float32",
+    identity: CpuIdentity | None = None,
+    clock: ClockReading | None | _ReadHere = READ_HERE,
+) -> PeakEstimate:
+    """Estimate the CPU's peak GFLOP/s for ``dtype``.
 
-    Missing keys are read here instead: cores and clock through psutil, ISA flags from
-    NumPy's CPU feature table. On a CPU the table does not know (ARM, say) or a VM that
-    reports no clock, ``gflops`` is None and ``how`` says which input is missing.
+        ``cpu`` is a fingerprint's ``cpu`` section (for the cores this process may use, cgroup
+        quota included); ``identity`` and ``clock`` are read from this machine when not given
+    (``clock=None`` says there is no clock to read).
+        Where the table does not know the CPU or the OS reports no clock, ``gflops`` is None and
+        ``how`` names the missing input.
 
-    >>> estimate_peak({"physical_cores": 2, "logical_cores": 2, "usable_cores": 2,
-    ...                "frequency_mhz": 2600, "isa_flags": {"avx512f": True, "fma": True}}).gflops
-    332.8
+        >>> from tfres.backends.cpu_peak import ClockReading, parse_cpuinfo
+        >>> zen3 = parse_cpuinfo("vendor_id: AuthenticAMD\\ncpu family: 25\\nmodel: 1\\n"
+        ...                      "flags: avx avx2 fma", arch="x86_64", cores=2.0)
+        >>> estimate_peak(identity=zen3, clock=ClockReading(2445.0, "/proc/cpuinfo cpu MHz")).gflops
+        156.48
     """
-    cpu = dict(cpu or {})
-    sources = []
-    physical = cpu.get("physical_cores")
-    logical = cpu.get("logical_cores")
-    usable = cpu.get("usable_cores")
-    clock = cpu.get("frequency_mhz")
-    cores: float | None = None
-    if physical and logical and usable:
-        cores = min(float(physical), float(usable) * float(physical) / float(logical))
-        sources.append("cores from the fingerprint")
-    elif physical:
-        cores = float(physical)
-        sources.append("cores from the fingerprint")
-    fb_cores, fb_clock = (None, None)
-    if cores is None or not clock:
-        fb_cores, fb_clock = _fallback_cores_and_clock()
-    if cores is None:
-        cores = fb_cores
-        sources.append("cores from psutil")
-    if not clock:
-        clock = fb_clock
-        sources.append("clock from psutil")
-    else:
-        sources.append("clock from the fingerprint")
-    flags = cpu.get("isa_flags")
-    if not flags:
-        flags = _fallback_flags()
-        sources.append("ISA flags from NumPy")
-    else:
-        sources.append("ISA flags from the fingerprint")
-    isa, per_cycle = flops_per_cycle(flags or {}, dtype)
-    inputs = (("cores", cores), ("clock", clock), ("ISA", per_cycle))
-    missing = [what for what, value in inputs if not value]
+    identity = identity or cpu_identity()
+    clock = max_clock() if isinstance(clock, _ReadHere) else clock
+    cores = _cores(dict(cpu or {}), identity)
+    units = vector_units(identity)
+    per_cycle = units.per_cycle(dtype) if units else None
+    clock_mhz = clock.mhz if clock else None
+    inputs = (("physical cores", cores), ("clock", clock_mhz), ("FLOPs per cycle", per_cycle))
+    missing = [name for name, value in inputs if not value]
+    isa = units.family if units else None
     if missing:
+        why = f"not estimated: {', '.join(missing)} unknown for this CPU"
+        if units is None:
+            why += f" ({identity.model_name or identity.arch})"
         return PeakEstimate(
-            None,
-            cores,
-            clock,
-            per_cycle,
-            isa,
-            dtype,
-            f"not estimated: {', '.join(missing)} unknown on this machine",
+            None, cores, clock_mhz, clock.source if clock else None, per_cycle, isa, dtype, why
         )
-    assert cores is not None and clock is not None and per_cycle is not None
-    gflops = round(cores * clock * 1e6 * per_cycle / 1e9, 3)
+    assert cores is not None and clock is not None and per_cycle is not None and units
+    gflops = round(cores * clock.mhz * per_cycle / 1e3, 3)
     how = (
-        f"{cores:g} physical cores x {clock / 1000:.2f} GHz x {per_cycle} {dtype} FLOPs/cycle "
-        f"({isa}, assuming 2 FMA units per core); {', '.join(sources)}"
+        f"{cores:g} physical cores x {clock.mhz / 1000:.2f} GHz ({clock.source}) x {per_cycle} "
+        f"{dtype} FLOPs/cycle ({units.family})"
     )
-    return PeakEstimate(gflops, cores, float(clock), per_cycle, isa, dtype, how)
+    return PeakEstimate(gflops, cores, clock.mhz, clock.source, per_cycle, isa, dtype, how)
