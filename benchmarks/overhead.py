@@ -1,238 +1,264 @@
-"""What watching costs: tfres's sampler at 10 Hz against no monitor and MLflow's monitor.
+"""What watching costs, whole processes: `tfres run` against a bare psutil loop and MLflow.
 
-    python benchmarks/overhead.py            # full: 60 s sampler run, 7 pairs per comparison
-    python benchmarks/overhead.py --quick    # 10 s sampler run, 5 pairs, shorter fits
+    python benchmarks/overhead.py             # 5 runs per watcher, 30 s windows, 3 fit pairs
+    python benchmarks/overhead.py --quick     # 3 runs, 8 s windows, 2 fit pairs (~5 min)
 
-Measures, all in this one process, side by side:
+On a machine with ``--others`` (100) extra idle processes started for the run, measures
+side by side, each watcher a separate process whose CPU (user+system, every thread) the
+kernel counts:
 
-a. the sampler's own CPU time at 10 Hz while it watches a process with TensorFlow loaded
-   (thread CPU time around each sample, ``time.thread_time``), as % of one core;
-b. a Keras ``model.fit`` on the CPU without and with ``tfres.monitor(interval=0.1)``,
-   A/B interleaved (ABBA order), the median over pairs of the throughput ratio;
-c. the same fit under MLflow's system-metrics monitor (``mlflow.start_run(
-   log_system_metrics=True)``, sampling every 10 s, its default, and every 1 s), with how many
-   points each tool recorded during the fit (the time resolution);
-d. ``tfres.callbacks.ResourceMonitor(sample=False)`` (step timing only) against no callback,
-   on a fit with many short steps, where a per-batch cost would show.
+a. the steady cost per second of wall time of
+   - ``tfres run --no-store --interval I -- sleep N`` at 10 Hz and 100 Hz;
+   - the floor: a bare psutil loop doing the same reads at the same interval (per-core CPU,
+     memory, swap, disk and network at most 10 Hz, the command's tree with
+     ``children(recursive=True)`` so a new worker is seen within one interval, and each
+     process's CPU, RSS and threads), started the same way on the same command;
+   - MLflow's system-metrics monitor (``mlflow.start_run(log_system_metrics=True)``) at
+     1 s, the shortest interval it documents, around the same command;
+   - an nvitop/gpustat-style NVML polling loop at 10 Hz (utilisation, memory, power,
+     temperature, processes of every GPU), where NVML opens (skipped otherwise).
+   The watcher's CPU (``/proc/PID/stat``, every thread) is read 3 s after it started and
+   again a window later: the steady cost, start-up and saving left out, as % of one core,
+   the median over runs;
+b. a Keras ``model.fit`` run as a plain ``python`` command and under ``tfres run
+   --interval 0.1`` (the child times its own fit after a warm-up fit), A/B interleaved: the
+   median over pairs of the throughput ratio.
 
-Prints a markdown table. Needs tensorflow and, for (c), mlflow-skinny (``pip install
-'tfres[bench]'``); without mlflow, (c) is reported as skipped.
+Prints markdown tables; docs/benchmarks/overhead.md has the figures and how to read them.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
+import textwrap
 import time
-import warnings
-from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-# MLflow 3 refuses a plain folder as tracking store unless told; a folder keeps the
-# benchmark self-contained (no database server or SQLAlchemy needed)
-os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+PYTHON = sys.executable
+TFRES = str(Path(sys.executable).with_name("tfres"))
 
+FLOOR = textwrap.dedent(
+    """
+    import subprocess, sys, time, psutil
+    interval, seconds = float(sys.argv[1]), sys.argv[2]
+    child = subprocess.Popen(["sleep", seconds])
+    root = psutil.Process(child.pid)
+    next_io = 0.0
+    deadline = time.monotonic()
+    while child.poll() is None:
+        now = time.monotonic()
+        psutil.cpu_times(percpu=True); psutil.virtual_memory(); psutil.swap_memory()
+        if now >= next_io:
+            psutil.disk_io_counters(); psutil.net_io_counters(); next_io = now + 0.09
+        try:
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            procs = []
+        for p in procs:
+            try:
+                with p.oneshot():
+                    p.cpu_times(); p.memory_info(); p.num_threads()
+            except psutil.Error:
+                pass
+        deadline += interval
+        time.sleep(max(0.0, deadline - time.monotonic()))
+    """
+)
 
-def sampler_cost(seconds: float) -> dict[str, float]:
-    """(a) CPU the sampling thread used per second of wall time, at 10 Hz."""
-    import tfres
-
-    start_process = time.process_time()
-    t0 = time.perf_counter()
-    with tfres.Sampler(0.1) as s:
-        time.sleep(seconds)
-    wall = time.perf_counter() - t0
-    process = time.process_time() - start_process
-    return {
-        "wall_seconds": wall,
-        "samples": s.count,
-        "thread_cpu_seconds": s.cpu_seconds,
-        "thread_percent_of_core": 100.0 * s.cpu_seconds / wall,
-        "process_percent_of_core": 100.0 * process / wall,
-        "per_sample_ms": 1000.0 * s.cpu_seconds / max(1, s.count),
-        # the scans of the other processes' CPU (start, every 3 s, stop; in the thread CPU)
-        "others_scans": s.others.scans if s.others else 0,
-        "others_scan_ms": 1000.0 * s.others.cost_seconds / max(1, s.others.scans)
-        if s.others
-        else 0.0,
-    }
-
-
-def make_fit(samples: int, batch_size: int, width: int) -> Callable[..., float]:
-    """A Keras fit on random data; returns a function giving samples per second."""
-    import keras
-    import numpy as np
-
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(samples, 64)).astype("float32")
-    y = rng.normal(size=(samples, 1)).astype("float32")
-    model = keras.Sequential(
-        [
-            keras.Input((64,)),
-            keras.layers.Dense(width, activation="relu"),
-            keras.layers.Dense(width, activation="relu"),
-            keras.layers.Dense(1),
-        ]
-    )
-    model.compile(optimizer="adam", loss="mse")
-    model.fit(x, y, batch_size=batch_size, epochs=1, verbose=0)  # trace and warm up
-
-    def fit(callbacks: list[Any] | None = None) -> float:
-        t = time.perf_counter()
-        model.fit(x, y, batch_size=batch_size, epochs=1, verbose=0, callbacks=callbacks or [])
-        return samples / (time.perf_counter() - t)
-
-    return fit
-
-
-def ab_pairs(
-    pairs: int, a: Callable[[], float], b: Callable[[], float]
-) -> tuple[list[float], list[float]]:
-    """Throughputs of A and B, interleaved A B, B A, A B, ... so drift hits both alike."""
-    xs: list[float] = []
-    ys: list[float] = []
-    for i in range(pairs):
-        if i % 2 == 0:
-            xs.append(a())
-            ys.append(b())
-        else:
-            ys.append(b())
-            xs.append(a())
-    return xs, ys
-
-
-def summarize(name: str, base: list[float], other: list[float], **extra: Any) -> dict[str, Any]:
-    ratios = [o / b for b, o in zip(base, other, strict=True)]
-    return {
-        "name": name,
-        "pairs": len(ratios),
-        "base_median": statistics.median(base),
-        "other_median": statistics.median(other),
-        "ratio_median": statistics.median(ratios),
-        "ratio_min": min(ratios),
-        "ratio_max": max(ratios),
-        **extra,
-    }
-
-
-def with_tfres(fit: Callable[..., float], interval: float, points: list[int]) -> float:
-    import tfres
-
-    with tfres.monitor(interval=interval, store=False) as m:
-        throughput = fit()
-    points.append(len(m.record.samples))
-    return throughput
-
-
-def with_mlflow(fit: Callable[..., float], interval: float, points: list[int]) -> float:
+MLFLOW = textwrap.dedent(
+    """
+    import logging, subprocess, sys, warnings
+    warnings.filterwarnings("ignore")
     import mlflow
-
+    logging.getLogger("mlflow").setLevel(logging.ERROR)
+    interval, seconds, store = float(sys.argv[1]), sys.argv[2], sys.argv[3]
+    mlflow.set_tracking_uri("file://" + store)
+    mlflow.set_experiment("tfres-overhead")
     mlflow.set_system_metrics_sampling_interval(interval)
     mlflow.set_system_metrics_samples_before_logging(1)
-    with mlflow.start_run(log_system_metrics=True) as run:
-        throughput = fit()
-    history = mlflow.MlflowClient().get_metric_history(
-        run.info.run_id, "system/cpu_utilization_percentage"
-    )
-    points.append(len(history))
-    return throughput
+    with mlflow.start_run(log_system_metrics=True):
+        subprocess.run(["sleep", seconds])
+    """
+)
+
+NVML_POLL = textwrap.dedent(
+    """
+    import subprocess, sys, time, pynvml
+    interval, seconds = float(sys.argv[1]), sys.argv[2]
+    pynvml.nvmlInit()
+    handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+    child = subprocess.Popen(["sleep", seconds])
+    deadline = time.monotonic()
+    while child.poll() is None:
+        for h in handles:
+            pynvml.nvmlDeviceGetUtilizationRates(h); pynvml.nvmlDeviceGetMemoryInfo(h)
+            pynvml.nvmlDeviceGetPowerUsage(h)
+            pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU)
+            pynvml.nvmlDeviceGetComputeRunningProcesses(h)
+        deadline += interval
+        time.sleep(max(0.0, deadline - time.monotonic()))
+    """
+)
+
+FIT = textwrap.dedent(
+    """
+    import os, time
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import numpy as np, keras
+    n = int(os.environ["BENCH_SAMPLES"])
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(n, 64)).astype("float32"); y = rng.normal(size=(n, 1)).astype("float32")
+    model = keras.Sequential([keras.Input((64,)), keras.layers.Dense(256, activation="relu"),
+                              keras.layers.Dense(256, activation="relu"), keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(x[:20000], y[:20000], batch_size=256, epochs=1, verbose=0)  # trace, warm up
+    t = time.perf_counter()
+    model.fit(x, y, batch_size=256, epochs=1, verbose=0)
+    print(n / (time.perf_counter() - t))
+    """
+)
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+#: seconds left for a watcher to start (import, first sample) before its CPU is read
+WARMUP_SECONDS = 3.0
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User+system CPU seconds of the process ``pid``, all its threads (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat", "rb") as fh:
+        fields = fh.read().rpartition(b")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def steady_cost(make_argv: Any, repeats: int, window: float, env: dict[str, str]) -> dict:
+    """CPU per wall second of the watcher process over ``window`` seconds of steady state.
+
+    The watcher runs ``sleep WARMUP+window+2``; its CPU is read after the warm-up and again
+    ``window`` seconds later, so neither its start-up nor its saving of results counts.
+    """
+    costs = []
+    for _ in range(repeats):
+        argv = make_argv(f"{WARMUP_SECONDS + window + 2:g}")
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            time.sleep(WARMUP_SECONDS)
+            cpu0, t0 = _cpu_seconds(proc.pid), time.monotonic()
+            time.sleep(window)
+            cpu1, t1 = _cpu_seconds(proc.pid), time.monotonic()
+        finally:
+            _, err = proc.communicate()
+        if proc.returncode != 0:
+            raise RuntimeError(f"{argv[:4]} exited {proc.returncode}: {err[-600:]!r}")
+        costs.append(100.0 * (cpu1 - cpu0) / (t1 - t0))
+    return {"median": statistics.median(costs), "min": min(costs), "max": max(costs)}
+
+
+def fit_ratio(pairs: int, samples: int, env: dict[str, str]) -> dict:
+    """Throughput of a Keras fit under `tfres run --interval 0.1` over the same fit bare."""
+    env = {**env, "BENCH_SAMPLES": str(samples)}
+    bare = [PYTHON, "-c", FIT]
+    watched = [TFRES, "run", "--no-store", "--interval", "0.1", "--", *bare]
+
+    def throughput(argv: list[str]) -> float:
+        out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+        return float(out.stdout.strip().splitlines()[-1])
+
+    ratios, base = [], []
+    for i in range(pairs):
+        if i % 2 == 0:
+            a = throughput(bare)
+            b = throughput(watched)
+        else:
+            b = throughput(watched)
+            a = throughput(bare)
+        base.append(a)
+        ratios.append(b / a)
+    return {
+        "median": statistics.median(ratios),
+        "min": min(ratios),
+        "max": max(ratios),
+        "base": statistics.median(base),
+    }
+
+
+def _nvml_opens() -> str | None:
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        pynvml.nvmlShutdown()
+        return None
+    except Exception as err:  # no driver here: the NVML loop does not apply
+        return f"NVML does not open here ({type(err).__name__})"
+
+
+def watchers(store: str) -> list[tuple[str, Any, str | None]]:
+    nvml_reason = _nvml_opens()
+    try:
+        import mlflow  # noqa: F401
+
+        mlflow_reason = None
+    except ImportError:
+        mlflow_reason = "mlflow is not installed"
+    return [
+        ("tfres run, 10 Hz", lambda n: [TFRES, "run", "--no-store", "--interval", "0.1",
+                                        "--", "sleep", n], None),
+        ("tfres run, 100 Hz", lambda n: [TFRES, "run", "--no-store", "--interval", "0.01",
+                                         "--", "sleep", n], None),
+        ("bare psutil loop (floor), 10 Hz", lambda n: [PYTHON, "-c", FLOOR, "0.1", n], None),
+        ("bare psutil loop (floor), 100 Hz", lambda n: [PYTHON, "-c", FLOOR, "0.01", n], None),
+        ("MLflow system metrics, 1 s", lambda n: [PYTHON, "-c", MLFLOW, "1", n, store],
+         mlflow_reason),
+        ("NVML polling loop (nvitop/gpustat style), 10 Hz",
+         lambda n: [PYTHON, "-c", NVML_POLL, "0.1", n], nvml_reason),
+    ]  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="10 s sampler run, 5 pairs")
-    parser.add_argument(
-        "--pairs", type=int, default=None, help="A/B pairs per comparison (default: 7, quick 5)"
-    )
+    parser.add_argument("--quick", action="store_true", help="3 runs of 8 s, 2 fit pairs")
+    parser.add_argument("--repeats", type=int, default=None, help="runs per watcher (5; quick 3)")
+    parser.add_argument("--seconds", type=float, default=None, help="window (30; quick 8)")
+    parser.add_argument("--others", type=int, default=100, help="idle processes to add (100)")
+    parser.add_argument("--no-fit", action="store_true", help="skip the Keras fit ratio")
     args = parser.parse_args(argv)
-    quick = args.quick
-    pairs = args.pairs or (5 if quick else 7)
-    logging.getLogger("mlflow").setLevel(logging.ERROR)
-    warnings.filterwarnings("ignore")
-
-    import tensorflow as tf  # noqa: F401  (a TF process is what the sampler watches)
-
-    fit_samples = 150_000 if quick else 300_000
-    fit = make_fit(samples=fit_samples, batch_size=256, width=256)
-    rows: list[dict[str, Any]] = []
-
-    cost = sampler_cost(10.0 if quick else 60.0)
-
-    points_tfres: list[int] = []
-    base, other = ab_pairs(pairs, fit, lambda: with_tfres(fit, 0.1, points_tfres))
-    rows.append(summarize("tfres.watch.monitor, 10 Hz", base, other, interval=0.1, points=points_tfres))
-
+    repeats = args.repeats or (3 if args.quick else 5)
+    seconds = args.seconds or (8.0 if args.quick else 30.0)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "MLFLOW_ALLOW_FILE_STORE": "true"}
+    idle = [subprocess.Popen(["sleep", "3600"]) for _ in range(args.others)]
     try:
-        import mlflow
-
-        tracking = tempfile.mkdtemp(prefix="tfres-bench-mlflow-")
-        mlflow.set_tracking_uri("file://" + tracking)
-        mlflow.set_experiment("tfres-overhead")
-        for interval in (10.0, 1.0):
-            points: list[int] = []
-            base, other = ab_pairs(
-                pairs, fit, lambda iv=interval, p=points: with_mlflow(fit, iv, p)
-            )
-            rows.append(
-                summarize(
-                    f"MLflow system metrics, every {interval:g} s",
-                    base,
-                    other,
-                    interval=interval,
-                    points=points,
-                )
-            )
-    except ImportError:
-        rows.append({"name": "MLflow system metrics", "skipped": "mlflow is not installed"})
-
-    import tfres
-
-    short_samples = 24_000 if quick else 48_000
-    short = make_fit(samples=short_samples, batch_size=16, width=32)
-    base, other = ab_pairs(
-        pairs, short, lambda: short([tfres.callbacks.ResourceMonitor(sample=False, store=False)])
-    )
-    steps = short_samples // 16
-    rows.append(summarize(f"ResourceMonitor(sample=False), {steps} steps", base, other))
-
-    print(f"## tfres overhead ({'quick' if quick else 'full'} run)\n")
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, tensorflow {tf.__version__}\n")
-    print("### a. the sampler's own CPU at 10 Hz\n")
-    print(
-        "| run | samples | sampler thread CPU | % of one core | per sample | process CPU "
-        "| other-process scans |"
-    )
-    print("|---|---|---|---|---|---|---|")
-    print(
-        f"| {cost['wall_seconds']:.1f} s | {cost['samples']} | "
-        f"{cost['thread_cpu_seconds']:.3f} s | **{cost['thread_percent_of_core']:.2f}%** | "
-        f"{cost['per_sample_ms']:.2f} ms | {cost['process_percent_of_core']:.2f}% "
-        f"| {cost['others_scans']} x {cost['others_scan_ms']:.2f} ms |"
-    )
-    print("\n### b-d. Keras model.fit throughput, A/B interleaved\n")
-    print(
-        "| watched by | pairs | samples/s without | samples/s with | ratio (median) "
-        "| ratio min-max | points recorded per fit |"
-    )
-    print("|---|---|---|---|---|---|---|")
-    for row in rows:
-        if "skipped" in row:
-            print(f"| {row['name']} | skipped: {row['skipped']} | | | | | |")
-            continue
-        pts = row.get("points")
-        pts_text = f"{statistics.median(pts):.0f}" if pts else "n/a"
-        print(
-            f"| {row['name']} | {row['pairs']} | {row['base_median']:.0f} | "
-            f"{row['other_median']:.0f} | **{row['ratio_median']:.3f}** | "
-            f"{row['ratio_min']:.3f}-{row['ratio_max']:.3f} | {pts_text} |"
-        )
-    fit_seconds = fit_samples / rows[0]["base_median"]
-    print(f"\nOne fit ({fit_samples} samples) takes about {fit_seconds:.1f} s without a monitor.")
+        processes = sum(1 for name in os.listdir("/proc") if name.isdigit())
+        print(f"## What watching costs ({'quick' if args.quick else 'full'} run)\n")
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {processes} processes "
+              f"on the machine, CPU over {seconds:g} s windows, {repeats} runs each\n")  # fmt: skip
+        print("| watcher | CPU, % of one core (median) | min-max |")
+        print("|---|---|---|")
+        with tempfile.TemporaryDirectory(prefix="tfres-bench-mlflow-") as store:
+            for name, make_argv, skipped in watchers(store):
+                if skipped:
+                    print(f"| {name} | skipped: {skipped} | |")
+                    continue
+                cost = steady_cost(make_argv, repeats, seconds, env)
+                print(f"| {name} | **{cost['median']:.2f}%** | "
+                      f"{cost['min']:.2f}-{cost['max']:.2f} |", flush=True)  # fmt: skip
+        if not args.no_fit:
+            fit = fit_ratio(2 if args.quick else 3, 150_000 if args.quick else 300_000, env)
+            print("\n| Keras fit | pairs | samples/s bare | ratio under `tfres run` (median) "
+                  "| min-max |\n|---|---|---|---|---|")  # fmt: skip
+            print(f"| MLP 64-256-256-1, batch 256 | {2 if args.quick else 3} | "
+                  f"{fit['base']:.0f} | **{fit['median']:.3f}** | "
+                  f"{fit['min']:.3f}-{fit['max']:.3f} |")  # fmt: skip
+    finally:
+        for proc in idle:
+            proc.kill()
+            proc.wait()
     return 0
 
 

@@ -29,7 +29,7 @@ from tfres.backends.proc_files import PROC_AVAILABLE, NewPids, ProcFiles, read_o
 __all__ = ["TreeReading", "ProcessTree"]
 
 #: USS/PSS readings may take at most this share of one core
-FULL_MEMORY_CPU_SHARE = 0.001
+FULL_MEMORY_CPU_SHARE = 0.0005
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -88,7 +88,7 @@ class ProcessTree:
     USS and PSS (``memory_full_info``, ~5x the cost of RSS, ~3 ms for a process with
     TensorFlow loaded) are read every ``full_memory_seconds`` or, with
     ``full_memory_every=N``, on every Nth reading (0 never, 1 always), spaced further apart
-    when slow so that they take at most 0.1% of a core (:data:`FULL_MEMORY_CPU_SHARE`).
+    when slow so that they take at most 0.05% of a core (:data:`FULL_MEMORY_CPU_SHARE`).
     A root process that is gone or not ours gives readings with no pids.
     """
 
