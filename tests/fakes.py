@@ -59,6 +59,8 @@ class FakeGpu:
     pcie_rx_kilobytes_per_second: Scripted = 2048
     pcie_tx_kilobytes_per_second: Scripted = 1024
     compute_capability: tuple[int, int] = (8, 0)
+    #: the PCI bus id NVML reports (``nvmlDeviceGetPciInfo().busId``); None: one from the index
+    pci_bus_id: str | None = None
     mig_mode: bool | None = False
     #: (pid, used GPU memory in bytes or None) of the compute processes on this GPU
     processes: Sequence[tuple[int, int | None]] = ()
@@ -82,6 +84,11 @@ class FakeNVML:
     - ``fail_from(n, error)``: every NVML call from the n-th on (counting from 1, all
       functions but ``nvmlInit``/``nvmlShutdown``) raises ``error``
     - ``calls``: the names of the functions called, in order
+    - ``missing``: NVML symbols this driver lacks, as an old driver does: calling one raises
+      ``NVMLError_FunctionNotFound``, and an unversioned ``...RunningProcesses`` whose ``_v3``
+      symbol is missing raises ``NVMLLibraryMismatchError``, exactly as nvidia-ml-py does
+      (``_nvmlGetFunctionPointer``, ``@throwOnVersionMismatch``); e.g. a driver older than 535:
+      ``{"nvmlDeviceGetCurrentClocksEventReasons"}``
     Constants and error classes not defined here come from the real pynvml module.
     """
 
@@ -104,6 +111,7 @@ class FakeNVML:
         self._fail_from: int | None = None
         self._fail_error: type[BaseException] = real_pynvml.NVMLError_Unknown
         self._reads: dict[tuple[int, str], int] = {}
+        self.missing: set[str] = set()
 
     # -- scripting ---------------------------------------------------------------------
     def fail_from(
@@ -138,6 +146,8 @@ class FakeNVML:
 
     def _gpu(self, handle: _Handle, name: str) -> FakeGpu:
         self._call(name)
+        if name in self.missing:  # the driver library lacks this symbol
+            raise real_pynvml.NVMLError_FunctionNotFound()
         gpu = self.gpus[handle.index]
         if name in gpu.not_supported:
             raise real_pynvml.NVMLError_NotSupported()
@@ -221,7 +231,22 @@ class FakeNVML:
         ]
 
     def nvmlDeviceGetComputeRunningProcesses(self, handle: _Handle) -> list[Any]:
+        # nvidia-ml-py: the unversioned name calls _v3 under @throwOnVersionMismatch
+        if "nvmlDeviceGetComputeRunningProcesses_v3" in self.missing:
+            self._call("nvmlDeviceGetComputeRunningProcesses")
+            raise real_pynvml.NVMLLibraryMismatchError(
+                "Unversioned function called and the pyNVML version does not match the NVML "
+                "lib version."
+            )
         return self._processes(handle, "nvmlDeviceGetComputeRunningProcesses")
+
+    def nvmlDeviceGetComputeRunningProcesses_v2(self, handle: _Handle) -> list[Any]:
+        return self._processes(handle, "nvmlDeviceGetComputeRunningProcesses_v2")
+
+    def nvmlDeviceGetPciInfo(self, handle: _Handle) -> Any:
+        gpu = self._gpu(handle, "nvmlDeviceGetPciInfo")
+        bus = gpu.pci_bus_id or f"00000000:{handle.index + 1:02X}:00.0"
+        return SimpleNamespace(busId=bus.encode(), busIdLegacy=bus[4:].encode())
 
     def nvmlDeviceGetGraphicsRunningProcesses(self, handle: _Handle) -> list[Any]:
         self._gpu(handle, "nvmlDeviceGetGraphicsRunningProcesses")

@@ -9,7 +9,9 @@ import pynvml
 import pytest
 
 from fakes import FakeGpu, GiB
-from tfres.backends import nvml
+from tfres.backends import nvml, nvml_reader
+from tfres.backends.cuda_order import visible_indices
+from tfres.backends.nvml_reader import GpuReader
 
 
 def test_inventory_maps_every_value(fake_nvml):
@@ -62,7 +64,7 @@ def test_no_driver_gives_empty_list_and_reason(fake_nvml, error, words):
     gpus, reason = nvml.gpu_inventory()
     assert gpus == []
     assert reason is not None and words in reason
-    reader = nvml.GpuReader()
+    reader = GpuReader()
     assert not reader.available
     assert reader.read({os.getpid()}) == []
     assert words in (reader.reason or "")
@@ -90,7 +92,7 @@ def test_reader_converts_units_and_decodes_throttle(fake_nvml):
             processes=[(me, 1 * GiB), (me + 10_000_000, 5 * GiB)],
         )
     ]
-    reader = nvml.GpuReader()
+    reader = GpuReader()
     assert reader.available and reader.indices == [0]
     first = reader.read({me})[0]
     second = reader.read({me})[0]
@@ -117,7 +119,7 @@ def test_not_supported_fields_are_none(fake_nvml):
             }
         )
     ]
-    sample = nvml.GpuReader().read(())[0]
+    sample = GpuReader().read(())[0]
     assert sample.power_watts is None
     assert sample.pcie_rx_bytes_per_second is None and sample.pcie_tx_bytes_per_second is None
     assert sample.throttle_reasons == ()
@@ -127,7 +129,7 @@ def test_not_supported_fields_are_none(fake_nvml):
 def test_mig_makes_process_memory_none_with_note(fake_nvml):
     me = os.getpid()
     fake_nvml.gpus = [FakeGpu(mig_mode=True, processes=[(me, GiB)])]
-    sample = nvml.GpuReader().read({me})[0]
+    sample = GpuReader().read({me})[0]
     assert sample.process_memory_used_bytes is None
     assert "MIG" in (sample.process_memory_note or "")
     gpus, _ = nvml.gpu_inventory()
@@ -137,20 +139,20 @@ def test_mig_makes_process_memory_none_with_note(fake_nvml):
 def test_process_memory_in_another_pid_namespace(fake_nvml):
     # pids that do not exist here: the GPU processes live in another PID namespace
     fake_nvml.gpus = [FakeGpu(processes=[(2**22 + 11, GiB), (2**22 + 12, GiB)])]
-    sample = nvml.GpuReader().read({os.getpid()})[0]
+    sample = GpuReader().read({os.getpid()})[0]
     assert sample.process_memory_used_bytes is None
     assert "PID namespace" in (sample.process_memory_note or "")
 
 
 def test_process_memory_zero_when_watched_process_holds_none(fake_nvml):
     fake_nvml.gpus = [FakeGpu(processes=[(1, GiB)])]  # pid 1 exists here but is not watched
-    sample = nvml.GpuReader().read({os.getpid()})[0]
+    sample = GpuReader().read({os.getpid()})[0]
     assert sample.process_memory_used_bytes == 0
     assert sample.process_memory_note is None
 
 
 def test_nvml_failing_mid_run_never_raises(fake_nvml):
-    reader = nvml.GpuReader()
+    reader = GpuReader()
     ok = reader.read(())[0]
     assert ok.util_percent == 35.0
     fake_nvml.fail_now(pynvml.NVMLError_GpuIsLost)
@@ -192,20 +194,20 @@ def test_throttle_bits_match_the_real_nvml_constants():
     }
     for bit, name in nvml.THROTTLE_REASONS:
         assert getattr(pynvml, "nvmlClocksThrottleReason" + names[name]) == bit
-    assert nvml._NVML_TEMPERATURE_GPU == pynvml.NVML_TEMPERATURE_GPU
-    assert nvml._NVML_CLOCK_SM == pynvml.NVML_CLOCK_SM
-    assert nvml._NVML_PCIE_UTIL_RX_BYTES == pynvml.NVML_PCIE_UTIL_RX_BYTES
-    assert nvml._NVML_PCIE_UTIL_TX_BYTES == pynvml.NVML_PCIE_UTIL_TX_BYTES
+    assert nvml_reader._NVML_TEMPERATURE_GPU == pynvml.NVML_TEMPERATURE_GPU
+    assert nvml_reader._NVML_CLOCK_SM == pynvml.NVML_CLOCK_SM
+    assert nvml_reader._NVML_PCIE_UTIL_RX_BYTES == pynvml.NVML_PCIE_UTIL_RX_BYTES
+    assert nvml_reader._NVML_PCIE_UTIL_TX_BYTES == pynvml.NVML_PCIE_UTIL_TX_BYTES
 
 
 def test_visible_indices(fake_nvml):
     fake_nvml.gpus = [FakeGpu(uuid=u) for u in ("GPU-aaaa-1", "GPU-bbbb-2", "GPU-cccc")]
-    assert nvml.visible_indices(3, env=None) == [0, 1, 2] or "CUDA_VISIBLE_DEVICES" in os.environ
-    assert nvml.visible_indices(3, env="2,0") == [2, 0]
-    assert nvml.visible_indices(3, env="") == []
-    assert nvml.visible_indices(3, env="-1") == []
-    assert nvml.visible_indices(3, env="1,7,2") == [1]  # CUDA stops at the first bad entry
-    assert nvml.visible_indices(3, env="GPU-bbbb,GPU-cccc") == [1, 2]
+    assert visible_indices(3, env=None) == [0, 1, 2] or "CUDA_VISIBLE_DEVICES" in os.environ
+    assert visible_indices(3, env="2,0") == [2, 0]
+    assert visible_indices(3, env="") == []
+    assert visible_indices(3, env="-1") == []
+    assert visible_indices(3, env="1,7,2") == [1]  # CUDA stops at the first bad entry
+    assert visible_indices(3, env="GPU-bbbb,GPU-cccc") == [1, 2]
 
 
 def test_real_pynvml_here_does_not_crash():
@@ -216,3 +218,82 @@ def test_real_pynvml_here_does_not_crash():
     finally:
         nvml.reset()
     assert (gpus and reason is None) or (gpus == [] and reason)
+
+
+# -- NVML as real drivers behave ---------------------------------------------------------------
+def test_the_fake_mirrors_the_real_bindings():
+    """Every NVML function the fake scripts exists in the real nvidia-ml-py, and the real
+    unversioned process listing is the one wrapped to raise NVMLLibraryMismatchError."""
+    import inspect
+
+    from fakes import FakeNVML
+
+    scripted = [n for n, _ in inspect.getmembers(FakeNVML) if n.startswith("nvml")]
+    assert scripted and all(hasattr(pynvml, n) for n in scripted)
+    assert hasattr(pynvml.nvmlDeviceGetComputeRunningProcesses, "__wrapped__")
+    assert not issubclass(pynvml.NVMLLibraryMismatchError, pynvml.NVMLError)
+
+
+def test_a_driver_without_the_v3_process_symbols_keeps_every_gpu(fake_nvml):
+    me = os.getpid()
+    fake_nvml.gpus = [FakeGpu(processes=[(me, 300 * 2**20)]), FakeGpu(uuid="GPU-b")]
+    fake_nvml.missing = {"nvmlDeviceGetComputeRunningProcesses_v3"}
+    gpus, reason = nvml.gpu_inventory()
+    assert reason is None and len(gpus) == 2  # not "NVML could not be read"
+    assert gpus[0]["processes"][0]["pid"] == me  # listed through the _v2 symbol
+    sample = GpuReader().read({me})[0]
+    assert sample.process_memory_used_bytes == 300 * 2**20
+    assert sample.util_percent == 35.0
+
+
+def test_a_driver_older_than_535_gives_throttle_reasons_by_their_old_name(fake_nvml):
+    fake_nvml.gpus = [FakeGpu(throttle_bitmask=[0x20, 0x20])]
+    fake_nvml.missing = {"nvmlDeviceGetCurrentClocksEventReasons"}
+    reader = GpuReader()
+    assert reader.read(())[0].throttle_reasons == ("sw_thermal_slowdown",)
+    assert reader.read(())[0].throttle_reasons == ("sw_thermal_slowdown",)
+    # the missing name was asked once, then never again
+    assert fake_nvml.calls.count("nvmlDeviceGetCurrentClocksEventReasons") == 1
+    assert not reader.notes
+
+
+def _two_models(fake_nvml):
+    # NVML index 0 is the older T4 on bus 3B; index 1 the A100 on bus 86
+    fake_nvml.gpus = [
+        FakeGpu(name="NVIDIA T4", uuid="GPU-t4", compute_capability=(7, 5),
+                pci_bus_id="00000000:3B:00.0"),
+        FakeGpu(name="NVIDIA A100", uuid="GPU-a100", compute_capability=(8, 0),
+                pci_bus_id="00000000:86:00.0"),
+    ]  # fmt: skip
+
+
+def test_cuda_visible_devices_counts_cuda_ordinals_not_nvml_indices(fake_nvml, monkeypatch):
+    from tfres.backends import cuda_order
+
+    _two_models(fake_nvml)
+    monkeypatch.setattr(cuda_order, "_cuda_driver_order", lambda order: None)  # no libcuda
+    # fastest first (CUDA's default): CUDA device 0 is the A100, NVML's index 1
+    assert visible_indices(2, env="0", order="") == [1]
+    order, how = cuda_order.cuda_order(2, "")
+    assert order == [1, 0] and how.startswith("guessed")
+    # bus order: CUDA device 0 is the T4 on bus 3B
+    assert visible_indices(2, env="0", order="PCI_BUS_ID") == [0]
+    # what the CUDA driver says wins over the guess (its bus ids: 4-digit domain)
+    monkeypatch.setattr(
+        cuda_order, "_cuda_driver_order", lambda order: ["0000:3b:00.0", "0000:86:00.0"]
+    )
+    assert cuda_order.cuda_order(2, "") == ([0, 1], "asked of the CUDA driver")
+
+
+def test_tensorflow_gpu_i_is_mapped_through_the_processes_environment(fake_nvml, monkeypatch):
+    from tfres.backends import cuda_order
+
+    _two_models(fake_nvml)
+    monkeypatch.setattr(cuda_order, "_cuda_driver_order", lambda order: None)
+    env = {"CUDA_VISIBLE_DEVICES": "1", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+    assert cuda_order.tf_gpu_indices(env) == [1]  # TF's GPU:0 is NVML's GPU 1
+    assert cuda_order.tf_gpu_indices({}) == [1, 0]  # fastest first: the A100, then the T4
+    # one GPU model: fastest first and bus order agree, no guess
+    fake_nvml.gpus = [FakeGpu(pci_bus_id="00000000:86:00.0"), FakeGpu(uuid="GPU-2",
+                      pci_bus_id="00000000:3B:00.0")]  # fmt: skip
+    assert cuda_order.cuda_order(2, "") == ([1, 0], "one GPU model: fastest first is PCI bus order")

@@ -16,13 +16,10 @@ Readings are the ones ``nvidia-smi`` shows: ``util_percent`` is ``utilization.gp
 from __future__ import annotations
 
 import logging
-import os
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar
-
-from tfres.timeline import GpuSample
 
 __all__ = [
     "THROTTLE_REASONS",
@@ -31,9 +28,8 @@ __all__ = [
     "gpu_inventory",
     "device_count",
     "driver_versions",
-    "visible_indices",
+    "pci_bus_id",
     "decode_throttle_reasons",
-    "GpuReader",
     "reset",
 ]
 
@@ -53,11 +49,6 @@ THROTTLE_REASONS: tuple[tuple[int, str], ...] = (
     (0x80, "hw_power_brake_slowdown"),
     (0x100, "display_clock_setting"),
 )
-
-_NVML_TEMPERATURE_GPU = 0
-_NVML_CLOCK_SM = 1
-_NVML_PCIE_UTIL_TX_BYTES = 0
-_NVML_PCIE_UTIL_RX_BYTES = 1
 
 
 class NvmlUnavailable(Exception):
@@ -183,6 +174,12 @@ def _optional(nv: Any, fn: Callable[[], T], errors: list[str] | None = None) -> 
         return None
     except (AttributeError, NotImplementedError):  # the bindings lack the function
         return None
+    except Exception as err:
+        # nvidia-ml-py raises NVMLLibraryMismatchError (an Exception, not an NVMLError) for
+        # an unversioned function whose newest symbol this driver lacks
+        if type(err).__name__ != "NVMLLibraryMismatchError":
+            raise
+        return None
 
 
 def device_count() -> int:
@@ -218,35 +215,20 @@ def driver_versions() -> tuple[str | None, str | None]:
     return driver, _cuda_version_text(_optional(nv, cuda))
 
 
-def visible_indices(count: int, env: str | None = None) -> list[int]:
-    """The NVML indices that ``CUDA_VISIBLE_DEVICES`` leaves visible, in CUDA's order.
+def bus_key(bus_id: str) -> str:
+    """A PCI bus id in one spelling: NVML writes ``00000000:07:00.0``, CUDA ``0000:07:00.0``."""
+    parts = bus_id.strip().split(":")
+    if len(parts) != 3:
+        return bus_id.strip().lower()
+    return f"{int(parts[0], 16):04x}:{parts[1]}:{parts[2]}".lower()
 
-    Integers are NVML indices; ``GPU-...`` UUIDs (or unique prefixes) are matched against the
-    devices. Like CUDA, the list stops at the first entry that names no device. ``env`` unset
-    means all ``count`` devices.
-    """
-    value = os.environ.get("CUDA_VISIBLE_DEVICES") if env is None else env
-    if value is None:
-        return list(range(count))
-    uuids: dict[int, str] | None = None
-    out: list[int] = []
-    for item in (part.strip() for part in value.split(",")):
-        if not item:
-            break
-        if item.lstrip("-").isdigit():
-            index = int(item)
-        else:
-            if uuids is None:
-                nv = _nvml()
-                uuids = {i: _text(nv.nvmlDeviceGetUUID(_handle(i))) for i in range(count)}
-            matches = [i for i, u in uuids.items() if u.startswith(item)]
-            if len(matches) != 1:
-                break
-            index = matches[0]
-        if not 0 <= index < count or index in out:
-            break
-        out.append(index)
-    return out
+
+def pci_bus_id(index: int) -> str | None:
+    """The PCI bus id of the GPU with NVML index ``index`` (``0000:07:00.0``), or None."""
+    nv = _nvml()
+    info = _optional(nv, lambda: nv.nvmlDeviceGetPciInfo(_handle(index)))
+    bus = getattr(info, "busId", None)
+    return None if not bus else bus_key(_text(bus))
 
 
 def decode_throttle_reasons(bitmask: int | None) -> tuple[str, ...]:
@@ -256,15 +238,25 @@ def decode_throttle_reasons(bitmask: int | None) -> tuple[str, ...]:
     return tuple(name for bit, name in THROTTLE_REASONS if bitmask & bit)
 
 
+#: the process listings, each as the versions to try (the unversioned name calls ``_v3``)
+_PROCESS_GETTERS = (
+    ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetComputeRunningProcesses_v2"),
+    ("nvmlDeviceGetGraphicsRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses_v2"),
+)
+
+
 def _running_processes(nv: Any, handle: Any) -> list[Any] | None:
     """Compute and graphics processes on a GPU (one entry per pid), or None if unreadable."""
     seen: dict[int, Any] = {}
     readable = False
-    for name in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses"):
-        getter = getattr(nv, name, None)
-        if getter is None:
-            continue
-        procs = _optional(nv, partial(getter, handle))
+    for names in _PROCESS_GETTERS:
+        procs = None
+        for name in names:  # newest first; an older driver lacks the newest symbol
+            getter = getattr(nv, name, None)
+            if getter is not None:
+                procs = _optional(nv, partial(getter, handle))
+            if procs is not None:
+                break
         if procs is None:
             continue
         readable = True
@@ -294,6 +286,7 @@ def _process_name(pid: int) -> str | None:
 
 _INVENTORY_KEYS = (
     "index",
+    "pci_bus_id",
     "name",
     "uuid",
     "memory_total_bytes",
@@ -348,6 +341,7 @@ def gpu_inventory() -> tuple[list[dict[str, Any]], str | None]:
         procs = _running_processes(nv, handle)
         gpu: dict[str, Any] = {
             "index": index,
+            "pci_bus_id": pci_bus_id(index),
             "name": None if name is None else _text(name),
             "uuid": None if uuid is None else _text(uuid),
             "memory_total_bytes": int(memory.total) if memory is not None else None,
@@ -372,135 +366,3 @@ def gpu_inventory() -> tuple[list[dict[str, Any]], str | None]:
             gpu["error"] = "; ".join(dict.fromkeys(errors))
         gpus.append(gpu)
     return gpus, None
-
-
-class GpuReader:
-    """A fast reader of live GPU values for the sampler: one :class:`GpuSample` per GPU.
-
-    ``indices`` are NVML indices (all GPUs by default; :func:`visible_indices` maps
-    ``CUDA_VISIBLE_DEVICES``). On a machine without NVML ``available`` is False, ``reason``
-    says why and :meth:`read` returns ``[]``. NVML errors while reading (a GPU lost mid-run)
-    never raise: the values become ``None`` and the reason is added to ``notes``.
-
-        reader = GpuReader()
-        samples = reader.read(pids={os.getpid()})
-    """
-
-    def __init__(self, indices: Sequence[int] | None = None) -> None:
-        self.reason: str | None = None
-        self.notes: list[str] = []
-        self.indices: list[int] = []
-        self._mig: dict[int, bool | None] = {}
-        try:
-            count = device_count()
-        except NvmlUnavailable as err:
-            self.reason = str(err)
-            return
-        wanted = list(range(count)) if indices is None else list(indices)
-        missing = [i for i in wanted if not 0 <= i < count]
-        if missing:
-            self.notes.append(f"GPU index {missing} not present (NVML sees {count} GPUs)")
-        self.indices = [i for i in wanted if 0 <= i < count]
-        if not self.indices and self.reason is None:
-            self.reason = "NVML works but reports no GPU" if count == 0 else "no such GPU"
-
-    @property
-    def available(self) -> bool:
-        return bool(self.indices)
-
-    def _note(self, text: str) -> None:
-        if text not in self.notes:
-            self.notes.append(text)
-            log.warning("tfres GPU reading: %s", text)
-
-    def read(self, pids: Collection[int] = ()) -> list[GpuSample]:
-        """One reading of every GPU; ``pids`` are the watched processes (for their memory)."""
-        if not self.indices:
-            return []
-        try:
-            nv = _nvml()
-        except NvmlUnavailable as err:
-            self._note(str(err))
-            return [GpuSample(index=i) for i in self.indices]
-        return [self._read_one(nv, index, pids) for index in self.indices]
-
-    def _read_one(self, nv: Any, index: int, pids: Collection[int]) -> GpuSample:
-        errors: list[str] = []
-        try:
-            handle = _handle(index)
-        except nv.NVMLError as err:
-            self._note(f"GPU {index}: {explain(err)}")
-            return GpuSample(index=index)
-        util = _optional(nv, lambda: nv.nvmlDeviceGetUtilizationRates(handle), errors)
-        memory = _optional(nv, lambda: nv.nvmlDeviceGetMemoryInfo(handle), errors)
-        power_mw = _optional(nv, lambda: nv.nvmlDeviceGetPowerUsage(handle), errors)
-        temperature = _optional(
-            nv, lambda: nv.nvmlDeviceGetTemperature(handle, _NVML_TEMPERATURE_GPU), errors
-        )
-        sm_clock = _optional(nv, lambda: nv.nvmlDeviceGetClockInfo(handle, _NVML_CLOCK_SM), errors)
-        reasons_getter = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or getattr(
-            nv, "nvmlDeviceGetCurrentClocksThrottleReasons", None
-        )
-        bitmask = None
-        if reasons_getter is not None:
-            bitmask = _optional(nv, lambda: reasons_getter(handle), errors)
-        rx_kb = _optional(
-            nv, lambda: nv.nvmlDeviceGetPcieThroughput(handle, _NVML_PCIE_UTIL_RX_BYTES), errors
-        )
-        tx_kb = _optional(
-            nv, lambda: nv.nvmlDeviceGetPcieThroughput(handle, _NVML_PCIE_UTIL_TX_BYTES), errors
-        )
-        process_bytes, process_note = self._process_memory(nv, index, handle, pids, errors)
-        for text in dict.fromkeys(errors):
-            self._note(f"GPU {index}: {text}")
-        return GpuSample(
-            index=index,
-            util_percent=float(util.gpu) if util is not None else None,
-            memory_util_percent=float(util.memory) if util is not None else None,
-            memory_used_bytes=int(memory.used) if memory is not None else None,
-            memory_total_bytes=int(memory.total) if memory is not None else None,
-            power_watts=power_mw / 1000.0 if power_mw is not None else None,
-            temperature_celsius=float(temperature) if temperature is not None else None,
-            sm_clock_mhz=int(sm_clock) if sm_clock is not None else None,
-            throttle_reasons=decode_throttle_reasons(bitmask),
-            pcie_rx_bytes_per_second=rx_kb * 1024.0 if rx_kb is not None else None,
-            pcie_tx_bytes_per_second=tx_kb * 1024.0 if tx_kb is not None else None,
-            process_memory_used_bytes=process_bytes,
-            process_memory_note=process_note,
-        )
-
-    def _process_memory(
-        self, nv: Any, index: int, handle: Any, pids: Collection[int], errors: list[str]
-    ) -> tuple[int | None, str | None]:
-        if index not in self._mig:
-            self._mig[index] = _mig_enabled(nv, handle)
-        if self._mig[index]:
-            return None, "MIG is enabled on this GPU: NVML does not report per-process memory"
-        try:
-            procs = _running_processes(nv, handle)
-        except Exception as err:  # pragma: no cover - _running_processes already guards NVML
-            errors.append(str(err))
-            procs = None
-        if procs is None:
-            return None, "NVML cannot list the processes on this GPU"
-        watched = set(pids)
-        mine = [p for p in procs if int(p.pid) in watched]
-        if not mine:
-            if procs and not any(_pid_visible(int(p.pid)) for p in procs):
-                return None, (
-                    "the processes on this GPU are in another PID namespace (a container): "
-                    "their memory cannot be matched to the watched processes"
-                )
-            return 0, None
-        if any(p.usedGpuMemory is None for p in mine):
-            return None, "the driver does not report per-process GPU memory (Windows WDDM?)"
-        return sum(int(p.usedGpuMemory) for p in mine), None
-
-
-def _pid_visible(pid: int) -> bool:
-    import psutil
-
-    try:
-        return psutil.pid_exists(pid)
-    except (OSError, psutil.Error):
-        return False

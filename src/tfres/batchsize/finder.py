@@ -223,9 +223,12 @@ def _device(device: str) -> str:
 def _budget_bytes(budget: Any, device: str) -> int:
     if device == "gpu":
         from tfres.backends import nvml
+        from tfres.backends.cuda_order import tf_gpu_indices
         from tfres.units import parse_size_or_percent
 
-        total = int(nvml.gpu_inventory()[0][0]["memory_total_bytes"])
+        # the trial trains on TensorFlow's GPU:0, the first CUDA-visible GPU: not NVML's GPU 0
+        gpus = {g["index"]: g for g in nvml.gpu_inventory()[0]}
+        total = int(gpus[tf_gpu_indices()[0]]["memory_total_bytes"])
         if budget is None:
             return total
         n = parse_size_or_percent(budget, total_bytes=total)

@@ -21,7 +21,7 @@ from typing import Any
 
 from tfres.timeline import GpuSample
 
-__all__ = ["GpuPoller", "visible_gpu_indices"]
+__all__ = ["GpuPoller", "visible_gpu_indices", "tf_gpu_map", "process_environ"]
 
 log = logging.getLogger("tfres")
 
@@ -30,15 +30,45 @@ FAILURES_TO_STOP = 3
 
 
 def visible_gpu_indices(cuda_visible_devices: str | None) -> list[int] | None:
-    """The NVML indices ``CUDA_VISIBLE_DEVICES`` leaves visible; None (all) when unset."""
+    """The NVML indices ``CUDA_VISIBLE_DEVICES`` leaves visible; None (all) when unset.
+
+    Its integers are CUDA ordinals (``CUDA_DEVICE_ORDER``), mapped to NVML through PCI bus ids.
+    """
     if cuda_visible_devices is None:
         return None
     try:
         from tfres.backends import nvml
+        from tfres.backends.cuda_order import visible_indices
 
-        return nvml.visible_indices(nvml.device_count(), cuda_visible_devices)
+        return visible_indices(nvml.device_count(), cuda_visible_devices)
     except Exception as err:  # no NVML: the reader will say why
         log.debug("CUDA_VISIBLE_DEVICES not mapped to NVML indices: %s", err)
+        return None
+
+
+def process_environ(pid: int) -> dict[str, str]:
+    """The environment ``pid`` started with (``/proc/PID/environ``); ours when unreadable."""
+    if pid == os.getpid():
+        return dict(os.environ)
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            items = fh.read().split(b"\0")
+    except OSError:
+        return dict(os.environ)
+    pairs = (item.decode(errors="replace").partition("=") for item in items if b"=" in item)
+    return {name: value for name, _, value in pairs}
+
+
+def tf_gpu_map(pid: int) -> dict[str, int] | None:
+    """``{"GPU:0": nvml_index, ...}``: which NVML GPU each of TensorFlow's GPUs is, for the
+    process ``pid`` (its ``CUDA_VISIBLE_DEVICES`` and ``CUDA_DEVICE_ORDER``); None without NVML.
+    """
+    try:
+        from tfres.backends.cuda_order import tf_gpu_indices
+
+        return {f"GPU:{i}": index for i, index in enumerate(tf_gpu_indices(process_environ(pid)))}
+    except Exception as err:  # no NVML: nothing to map
+        log.debug("TensorFlow GPUs not mapped to NVML indices: %s", err)
         return None
 
 
@@ -84,8 +114,9 @@ def _failed(result: Sequence[GpuSample]) -> bool:
 class GpuPoller:
     """Hands the sampler GPU readings without ever blocking it for long.
 
-    ``reader`` has ``read(pids) -> list[GpuSample]`` (:class:`tfres.backends.nvml.GpuReader`);
-    ``reason`` is why there is none (no driver, no GPU), in words.
+    ``reader`` has ``read(pids) -> list[GpuSample]``
+    (:class:`tfres.backends.nvml_reader.GpuReader`); ``reason`` is why there is none (no
+    driver, no GPU), in words.
     """
 
     def __init__(
@@ -131,7 +162,7 @@ class GpuPoller:
             else:
                 indices = [int(i) for i in wanted]  # type: ignore[union-attr]
             try:
-                from tfres.backends.nvml import GpuReader
+                from tfres.backends.nvml_reader import GpuReader
 
                 reader = GpuReader(indices)
             except Exception as err:  # the GPU backend itself is unusable here

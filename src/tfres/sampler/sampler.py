@@ -24,7 +24,7 @@ from typing import Any
 
 from tfres.backends.others import OtherProcesses, ProcessCpu, read_processes
 from tfres.backends.proc import HostReader, HostReading, ProcessTree, TreeReading, usable_cpu_cores
-from tfres.sampler.gpu_poll import GpuPoller
+from tfres.sampler.gpu_poll import GpuPoller, tf_gpu_map
 from tfres.sampler.retention import (
     DEFAULT_BUCKET_SECONDS,
     DEFAULT_MAX_BUCKETS,
@@ -39,6 +39,11 @@ log = logging.getLogger("tfres")
 
 #: 10 Hz: fine enough to see a step stall, cheap enough to leave on (see docs/benchmarks.md).
 DEFAULT_INTERVAL_SECONDS = 0.1
+#: disk and network counters are read at most this often: rates over 1 s are what a reader
+#: of them needs, and at 10 Hz they would be half of each sample's file reads
+IO_EVERY_SECONDS = 1.0
+#: the other processes' CPU is scanned this often (a scan reads every /proc/PID/stat)
+OTHERS_EVERY_SECONDS = 10.0
 #: Above an hour a "timeline" has too few points to be one; such a value is a typo.
 MAX_INTERVAL_SECONDS = 3600.0
 
@@ -65,13 +70,17 @@ class Sampler:
     - ``tf_memory``: read TensorFlow's allocator (only ever for this process, only once the
       program itself has started TensorFlow; never imports it). None: when ``pid`` is ours.
     - ``full_memory_every``: USS/PSS on every Nth sample; None: about once a second, less
-      often where reading them is slow (at most 0.1% of a core). The samples in between
+      often where reading them is slow (at most 0.05% of a core). The samples in between
       have ``process_uss_bytes = None``.
     - ``window_seconds``/``bucket_seconds``/``max_buckets``: the storage bound.
-    - ``others``: also scan the other processes' CPU (at start, every 3 s or further apart
+    - ``others``: also scan the other processes' CPU (at start, every 10 s or further apart
       when slow, at stop; :class:`tfres.backends.others.OtherProcesses`), so that
       :meth:`top_processes` names the busiest processes outside the tree over the whole
       run. ``others_reader`` replaces the process listing (tests).
+
+    Disk and network counters are read every :data:`IO_EVERY_SECONDS` (1 s): the samples in
+    between have their ``*_bytes_per_second`` None. A new process in the tree is seen from
+    the next sample on; what watching costs is in docs/benchmarks/overhead.md.
 
     ``process_cpu_share_percent`` is relative to the cores the tree may use: the cgroup CPU
     quota if one applies, else the CPU affinity; ``extra["cpu_share_of"]`` names which.
@@ -102,7 +111,9 @@ class Sampler:
         self.interval = check_interval(interval)
         self.pid = os.getpid() if pid is None else int(pid)
         self._clock = clock
-        self._read_host = host_reader or HostReader().read
+        self._read_host = (
+            host_reader or HostReader(io_every_seconds=IO_EVERY_SECONDS, clock=clock).read
+        )
         if tree_reader is None:
             tree_reader = ProcessTree(
                 self.pid,
@@ -122,7 +133,11 @@ class Sampler:
         #: the scan of the other processes' CPU (None with ``others=False``)
         self.others: OtherProcesses | None = None
         if others:
-            self.others = OtherProcesses(clock=clock, reader=others_reader or read_processes)
+            self.others = OtherProcesses(
+                clock=clock,
+                reader=others_reader or read_processes,
+                every_seconds=OTHERS_EVERY_SECONDS,
+            )
         #: every pid seen in the watched tree (left out of the other processes)
         self._tree_pids: set[int] = {self.pid}
         self._gpus_wanted = gpus
@@ -139,9 +154,13 @@ class Sampler:
         self.extra: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        # held until stop(): the loop waits on it (one futex wait, cheaper than an Event's)
+        self._wake = threading.Lock()
+        self._wake.acquire()
         self._thread: threading.Thread | None = None
         self._t0: float | None = None
         self._prev: tuple[float, HostReading, TreeReading] | None = None
+        self._prev_io: tuple[float, HostReading] | None = None
         self._prepared = False
         #: CPU seconds the sampling thread itself has used (its own cost)
         self.cpu_seconds = 0.0
@@ -167,6 +186,8 @@ class Sampler:
             )
             if self._gpu.reason is not None:
                 self.extra["gpu_reason"] = self._gpu.reason
+            else:  # TensorFlow's GPU:i is not NVML's GPU i: the rules need the map
+                self.extra["tf_gpu_nvml_index"] = tf_gpu_map(self.pid)
                 if self._gpus_wanted not in (True, False):  # asked for by index: say so
                     self.note(f"GPUs {list(self._gpus_wanted)} not read: {self._gpu.reason}")  # type: ignore[arg-type]
 
@@ -186,6 +207,7 @@ class Sampler:
         if self._thread is None or self._stop.is_set():
             return
         self._stop.set()
+        self._wake.release()
         self._thread.join()
         try:
             self.sample_once()
@@ -207,7 +229,7 @@ class Sampler:
 
     def _loop(self) -> None:
         deadline = self._clock() + self.interval
-        while not self._stop.wait(max(0.0, deadline - self._clock())):
+        while not self._wake.acquire(timeout=max(0.0, deadline - self._clock())):
             started = time.thread_time()
             try:
                 self.sample_once()
@@ -305,9 +327,11 @@ class Sampler:
         rates: dict[str, float | None] = {}
         proc_cpu: float | None = None
         share: float | None = None
-        if prev is not None and now > prev[0]:
-            dt = now - prev[0]
-            ph = prev[1]
+        prev_io = self._prev_io
+        if host.io_read:
+            self._prev_io = (now, host)
+        if host.io_read and prev_io is not None and now > prev_io[0]:
+            dt, ph = now - prev_io[0], prev_io[1]
             for name, a, b in (
                 ("disk_read_bytes_per_second", ph.disk_read_bytes, host.disk_read_bytes),
                 ("disk_write_bytes_per_second", ph.disk_write_bytes, host.disk_write_bytes),
@@ -315,6 +339,8 @@ class Sampler:
                 ("net_recv_bytes_per_second", ph.net_recv_bytes, host.net_recv_bytes),
             ):
                 rates[name] = None if a is None or b is None else round(max(0.0, (b - a) / dt), 1)
+        if prev is not None and now > prev[0]:
+            dt = now - prev[0]
             if tree.pids:
                 proc_cpu = round(max(0.0, (tree.cpu_seconds - prev[2].cpu_seconds) / dt * 100.0), 2)
                 if self._cpu_cores is not None and self._cpu_cores[0] > 0:

@@ -1,0 +1,189 @@
+"""The sampler's fast reader of live GPU values, one :class:`GpuSample` per GPU (NVML).
+
+Drivers differ in what they offer, and the reader takes each as it is:
+
+- ``nvmlDeviceGetCurrentClocksEventReasons`` exists from driver 535; older drivers answer
+  FunctionNotFound and the reader falls back to ``nvmlDeviceGetCurrentClocksThrottleReasons``
+  (the same bits under their older name), remembering which one works;
+- ``nvmlDeviceGetComputeRunningProcesses`` in nvidia-ml-py calls the ``_v3`` symbol and raises
+  ``NVMLLibraryMismatchError`` (not an ``NVMLError``) on drivers without it; the reader then
+  asks ``..._v2``, and a GPU whose processes cannot be listed keeps its other readings.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from tfres.backends.nvml import (
+    NvmlUnavailable,
+    _handle,
+    _mig_enabled,
+    _nvml,
+    _optional,
+    _running_processes,
+    decode_throttle_reasons,
+    device_count,
+    explain,
+)
+from tfres.timeline import GpuSample
+
+__all__ = ["GpuReader"]
+
+log = logging.getLogger("tfres")
+
+_NVML_TEMPERATURE_GPU = 0
+_NVML_CLOCK_SM = 1
+_NVML_PCIE_UTIL_TX_BYTES = 0
+_NVML_PCIE_UTIL_RX_BYTES = 1
+#: the clock-reason getters, newest name first (renamed in driver 535)
+_REASON_GETTERS = (
+    "nvmlDeviceGetCurrentClocksEventReasons",
+    "nvmlDeviceGetCurrentClocksThrottleReasons",
+)
+
+
+class GpuReader:
+    """A fast reader of live GPU values for the sampler: one :class:`GpuSample` per GPU.
+
+    ``indices`` are NVML indices (all GPUs by default; :func:`visible_indices` maps
+    ``CUDA_VISIBLE_DEVICES``). On a machine without NVML ``available`` is False, ``reason``
+    says why and :meth:`read` returns ``[]``. NVML errors while reading (a GPU lost mid-run)
+    never raise: the values become ``None`` and the reason is added to ``notes``.
+
+        reader = GpuReader()
+        samples = reader.read(pids={os.getpid()})
+    """
+
+    def __init__(self, indices: Sequence[int] | None = None) -> None:
+        self.reason: str | None = None
+        self.notes: list[str] = []
+        self.indices: list[int] = []
+        self._mig: dict[int, bool | None] = {}
+        self._reason_getters = list(_REASON_GETTERS)
+        try:
+            count = device_count()
+        except NvmlUnavailable as err:
+            self.reason = str(err)
+            return
+        wanted = list(range(count)) if indices is None else list(indices)
+        missing = [i for i in wanted if not 0 <= i < count]
+        if missing:
+            self.notes.append(f"GPU index {missing} not present (NVML sees {count} GPUs)")
+        self.indices = [i for i in wanted if 0 <= i < count]
+        if not self.indices and self.reason is None:
+            self.reason = "NVML works but reports no GPU" if count == 0 else "no such GPU"
+
+    @property
+    def available(self) -> bool:
+        return bool(self.indices)
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+            log.warning("tfres GPU reading: %s", text)
+
+    def read(self, pids: Collection[int] = ()) -> list[GpuSample]:
+        """One reading of every GPU; ``pids`` are the watched processes (for their memory)."""
+        if not self.indices:
+            return []
+        try:
+            nv = _nvml()
+        except NvmlUnavailable as err:
+            self._note(str(err))
+            return [GpuSample(index=i) for i in self.indices]
+        return [self._read_one(nv, index, pids) for index in self.indices]
+
+    def _read_one(self, nv: Any, index: int, pids: Collection[int]) -> GpuSample:
+        errors: list[str] = []
+        try:
+            handle = _handle(index)
+        except nv.NVMLError as err:
+            self._note(f"GPU {index}: {explain(err)}")
+            return GpuSample(index=index)
+        util = _optional(nv, lambda: nv.nvmlDeviceGetUtilizationRates(handle), errors)
+        memory = _optional(nv, lambda: nv.nvmlDeviceGetMemoryInfo(handle), errors)
+        power_mw = _optional(nv, lambda: nv.nvmlDeviceGetPowerUsage(handle), errors)
+        temperature = _optional(
+            nv, lambda: nv.nvmlDeviceGetTemperature(handle, _NVML_TEMPERATURE_GPU), errors
+        )
+        sm_clock = _optional(nv, lambda: nv.nvmlDeviceGetClockInfo(handle, _NVML_CLOCK_SM), errors)
+        bitmask = self._clock_reasons(nv, handle, errors)
+        rx_kb = _optional(
+            nv, lambda: nv.nvmlDeviceGetPcieThroughput(handle, _NVML_PCIE_UTIL_RX_BYTES), errors
+        )
+        tx_kb = _optional(
+            nv, lambda: nv.nvmlDeviceGetPcieThroughput(handle, _NVML_PCIE_UTIL_TX_BYTES), errors
+        )
+        process_bytes, process_note = self._process_memory(nv, index, handle, pids, errors)
+        for text in dict.fromkeys(errors):
+            self._note(f"GPU {index}: {text}")
+        return GpuSample(
+            index=index,
+            util_percent=float(util.gpu) if util is not None else None,
+            memory_util_percent=float(util.memory) if util is not None else None,
+            memory_used_bytes=int(memory.used) if memory is not None else None,
+            memory_total_bytes=int(memory.total) if memory is not None else None,
+            power_watts=power_mw / 1000.0 if power_mw is not None else None,
+            temperature_celsius=float(temperature) if temperature is not None else None,
+            sm_clock_mhz=int(sm_clock) if sm_clock is not None else None,
+            throttle_reasons=decode_throttle_reasons(bitmask),
+            pcie_rx_bytes_per_second=rx_kb * 1024.0 if rx_kb is not None else None,
+            pcie_tx_bytes_per_second=tx_kb * 1024.0 if tx_kb is not None else None,
+            process_memory_used_bytes=process_bytes,
+            process_memory_note=process_note,
+        )
+
+    def _clock_reasons(self, nv: Any, handle: Any, errors: list[str]) -> int | None:
+        """The clock event (throttle) reason bits, from whichever getter this driver has."""
+        for name in self._reason_getters:
+            getter = getattr(nv, name, None)
+            if getter is None:
+                continue
+            try:
+                return int(getter(handle))
+            except nv.NVMLError as err:
+                if type(err).__name__ != "NVMLError_FunctionNotFound":
+                    if type(err).__name__ != "NVMLError_NotSupported":
+                        errors.append(explain(err))
+                    return None
+            # FunctionNotFound: a driver older than this name; never ask it again
+            self._reason_getters = [n for n in self._reason_getters if n != name]
+        return None
+
+    def _process_memory(
+        self, nv: Any, index: int, handle: Any, pids: Collection[int], errors: list[str]
+    ) -> tuple[int | None, str | None]:
+        if index not in self._mig:
+            self._mig[index] = _mig_enabled(nv, handle)
+        if self._mig[index]:
+            return None, "MIG is enabled on this GPU: NVML does not report per-process memory"
+        try:
+            procs = _running_processes(nv, handle)
+        except Exception as err:  # pragma: no cover - _running_processes already guards NVML
+            errors.append(str(err))
+            procs = None
+        if procs is None:
+            return None, "NVML cannot list the processes on this GPU"
+        watched = set(pids)
+        mine = [p for p in procs if int(p.pid) in watched]
+        if not mine:
+            if procs and not any(_pid_visible(int(p.pid)) for p in procs):
+                return None, (
+                    "the processes on this GPU are in another PID namespace (a container): "
+                    "their memory cannot be matched to the watched processes"
+                )
+            return 0, None
+        if any(p.usedGpuMemory is None for p in mine):
+            return None, "the driver does not report per-process GPU memory (Windows WDDM?)"
+        return sum(int(p.usedGpuMemory) for p in mine), None
+
+
+def _pid_visible(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.pid_exists(pid)
+    except (OSError, psutil.Error):
+        return False
