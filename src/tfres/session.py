@@ -212,8 +212,10 @@ class RecordSession:
     def _save_to_store(self, saved: SavedRecord, errors: list[str]) -> None:
         from tfres.store import Store
 
+        store = self.store
+        assert store is not False
         try:
-            with Store(None if self.store is True else self.store) as s:
+            with Store(None if store is True else store) as s:
                 saved.store_number = s.save(self.record)
                 saved.store_path = s.path
         except StoreError as err:

@@ -260,15 +260,16 @@ class _Parts:
             out_pipe = subprocess.PIPE
             err_pipe = subprocess.STDOUT if self.dashboard.one_terminal() else subprocess.PIPE
         try:
-            return subprocess.Popen(
+            return subprocess.Popen(  # type: ignore[call-overload,no-any-return]
                 run_argv,
                 env=self.child_env,
                 stdout=out_pipe,
                 stderr=err_pipe,
-                **new_group_options(),  # type: ignore[arg-type]
+                **new_group_options(),
             )
         except OSError as err:
-            self.close()
+            if self.exporter is not None:  # the dashboard has not started
+                self.exporter.close()
             if self.own_steps_file:
                 Path(self.steps_file).unlink(missing_ok=True)
             if isinstance(err, FileNotFoundError):
