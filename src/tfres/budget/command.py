@@ -214,10 +214,12 @@ class BudgetWatcher:
                 budget.ladder.terminate()
 
     def on_sample(self, sample: Sample) -> str | None:
+        """The reason to stop, for a runner that did not :meth:`bind` (bound, the watchdog
+        has already asked through the supervisor, in its own way)."""
         budget = self._budget
-        if budget is None or not (budget.over or budget.exceeded):
+        if self._supervisor is not None or budget is None:
             return None
-        return str(budget.reason)
+        return str(budget.reason) if budget.over or budget.exceeded else None
 
     def on_stop(self, record: Record) -> None:
         budget = self._budget
