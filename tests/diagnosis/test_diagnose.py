@@ -505,9 +505,10 @@ def test_gpu_allocator_peak_and_other_processes_on_the_gpu() -> None:
 @pytest.mark.parametrize(
     ("reasons", "share", "title"),
     [
-        (("sw_power_cap",), 0.2, "power"),
+        (("hw_power_brake_slowdown",), 0.2, "power"),
         (("hw_thermal_slowdown",), 0.1, "temperature"),
-        (("sw_power_cap",), 0.08, None),
+        (("hw_slowdown",), 0.08, None),
+        (("sw_power_cap",), 1.0, None),  # a GPU at its power limit: working, not throttled
         (("gpu_idle",), 1.0, None),
     ],
 )

@@ -2,7 +2,15 @@
 the GPU's memory, other processes on the GPU, and clocks throttled for power or heat.
 
 GPU readings come from NVML (``Sample.gpus``, the same figures as ``nvidia-smi``); what
-TensorFlow sees comes from the fingerprint's ``tensorflow.physical_devices``.
+TensorFlow sees comes from the fingerprint's ``tensorflow.physical_devices``. TensorFlow's
+``GPU:i`` is not NVML's GPU i: the sampler records the map (``extra["tf_gpu_nvml_index"]``).
+
+By default TensorFlow reserves nearly all of a GPU's memory when it starts, so NVML's
+"used" says nothing about what the model needs: such a run is judged on utilization alone,
+and its allocator's fullness only from TensorFlow's own statistics (``tfres.monitor``, the
+ResourceMonitor callback). With memory growth on (``TF_FORCE_GPU_ALLOW_GROWTH=true``,
+``tfres run --gpu-growth``) the run's NVML memory is the allocator's high-water mark, so
+``tfres run`` can judge it from the outside.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ __all__ = [
     "GPU_MEMORY_NEAR_FULL",
     "GPU_OTHERS_MEMORY_SHARE",
     "THROTTLE_MIN_SHARE",
+    "GPU_RESERVED_SHARE",
 ]
 
 #: Mean utilization below 5%: the GPU did nothing of note (nvidia-smi shows 0-3% at idle).
@@ -44,7 +53,42 @@ GPU_OTHERS_MEMORY_SHARE = 0.25
 #: Power or thermal throttling in >= 10% of the GPU samples is more than a passing spike.
 THROTTLE_MIN_SHARE = 0.10
 
-_THROTTLE_WORDS = ("power", "thermal", "slowdown", "brake")
+#: TensorFlow's default reservation: the run holds >= 85% of a GPU's memory (TF takes all
+#: but a few hundred MiB) without memory growth
+GPU_RESERVED_SHARE = 0.85
+#: the reasons that mean clocks were held back. ``sw_power_cap`` alone is not among them: a
+#: GPU running flat out sits at its power limit and NVML reports it in nearly every sample
+_THROTTLE_ALARMS = (
+    "hw_slowdown",
+    "sw_thermal_slowdown",
+    "hw_thermal_slowdown",
+    "hw_power_brake_slowdown",
+)
+
+
+def _tf_device_of(facts: RunFacts, index: int) -> str | None:
+    """TensorFlow's name (``GPU:0``) of the GPU with NVML index ``index``, where known."""
+    mapping = facts.record.extra.get("tf_gpu_nvml_index")
+    if isinstance(mapping, dict) and mapping:
+        return next((dev for dev, i in mapping.items() if i == index), None)
+    gpus = [g for g in facts.fingerprint.get("gpus") or [] if isinstance(g, dict)]
+    return "GPU:0" if len(gpus) <= 1 and index == 0 else None  # one GPU: no doubt
+
+
+def _growth_on(facts: RunFacts) -> bool:
+    return str(facts.env.get("TF_FORCE_GPU_ALLOW_GROWTH", "")).strip().lower() == "true"
+
+
+def _own_memory(gs: list[Any]) -> list[int]:
+    return [g.process_memory_used_bytes for g in gs if g.process_memory_used_bytes is not None]
+
+
+def _reserved(facts: RunFacts, gs: list[Any], total: int | None) -> bool:
+    """Whether the run's GPU memory is TensorFlow's default reservation, not its use."""
+    own = _own_memory(gs)
+    if _growth_on(facts) or not own or not total:
+        return False
+    return max(own) >= GPU_RESERVED_SHARE * total
 
 
 def _tf_gpus(facts: RunFacts) -> list[dict[str, Any]] | None:
@@ -188,17 +232,27 @@ def gpu_underused(facts: RunFacts) -> Iterator[Finding]:
         total = next((g.memory_total_bytes for g in gs if g.memory_total_bytes), None)
         if util is None or not (GPU_IDLE_UTIL_PERCENT <= util < GPU_UNDERUSED_UTIL_PERCENT):
             continue
-        if used is None or not total or used / total >= GPU_SPARE_MEMORY_SHARE:
+        reserved = _reserved(facts, gs, total)
+        if not reserved and (used is None or not total or used / total >= GPU_SPARE_MEMORY_SHARE):
             continue
+        if reserved or used is None or not total:
+            title = f"GPU {index} underused: {util:.0f}% busy"
+            memory_text = (
+                f"memory {size(max(_own_memory(gs)))} of {size(total)} reserved by TensorFlow "
+                "at start (its default; what the model uses is not visible from outside)"
+            )
+        else:
+            title = (
+                f"GPU {index} underused: {util:.0f}% busy with {pct(1 - used / total)} of its "
+                "memory free"
+            )
+            memory_text = f"memory {size(used)} of {size(total)}"
         yield Finding(
             rule="gpu_underused",
             severity="warning",
-            title=(
-                f"GPU {index} underused: {util:.0f}% busy with {pct(1 - used / total)} of its "
-                "memory free"
-            ),
+            title=title,
             evidence=(
-                f"GPU {index} mean utilization {util:.0f}%, memory {size(used)} of {size(total)}, "
+                f"GPU {index} mean utilization {util:.0f}%, {memory_text}, "
                 f"{span_text(facts.window)}"
             ),
             cause=(
@@ -215,6 +269,28 @@ def gpu_underused(facts: RunFacts) -> Iterator[Finding]:
         )
 
 
+def _allocator_peak(facts: RunFacts, index: int, gs: list[Any]) -> tuple[int, str]:
+    """The highest allocator figure for NVML GPU ``index`` and where it came from.
+
+    TensorFlow's own peak (its ``GPU:i`` mapped to NVML's index) where the program's process
+    was sampled from inside; else, with memory growth on, the run's NVML memory, which is
+    then the allocator's pool at its largest. Without either: 0 (nothing to judge).
+    """
+    device = _tf_device_of(facts, index)
+    peaks = [
+        int(m.get("peak_bytes") or 0)
+        for s in facts.record.samples
+        for dev, m in s.tf_memory.items()
+        if device is not None and dev.upper() == device
+    ]
+    if peaks:
+        return max(peaks), "TensorFlow allocator peak"
+    own = _own_memory(gs)
+    if own and _growth_on(facts):
+        return max(own), "TensorFlow's memory pool (memory growth on) peaked at"
+    return 0, ""
+
+
 def gpu_memory_peak(facts: RunFacts) -> Iterator[Finding]:
     """The TF allocator's peak >= 90% of a GPU's memory, or others holding >= 25% of it."""
     totals: dict[int, int] = {}
@@ -225,20 +301,15 @@ def gpu_memory_peak(facts: RunFacts) -> Iterator[Finding]:
     for g in facts.fingerprint.get("gpus") or []:
         if isinstance(g, dict) and isinstance(g.get("memory_total_bytes"), int):
             totals.setdefault(int(g.get("index", 0)), g["memory_total_bytes"])
+    series = _gpu_series(facts)
     for index, total in sorted(totals.items()):
-        peaks = [
-            int(m.get("peak_bytes") or 0)
-            for s in facts.record.samples
-            for dev, m in s.tf_memory.items()
-            if dev.upper() == f"GPU:{index}"
-        ]
-        peak = max(peaks, default=0)
+        peak, source = _allocator_peak(facts, index, series.get(index, []))
         if peak >= GPU_MEMORY_NEAR_FULL * total:
             yield Finding(
                 rule="gpu_memory_peak",
                 severity="warning",
                 title=f"GPU {index} memory nearly full: TensorFlow peaked at {pct(peak / total)}",
-                evidence=f"TensorFlow allocator peak {size(peak)} of {size(total)} on GPU {index}",
+                evidence=f"{source} {size(peak)} of {size(total)} on GPU {index}",
                 cause="the batch, activations and optimizer state almost fill the GPU",
                 fix=(
                     "lower the batch size or use mixed precision: "
@@ -289,23 +360,13 @@ def gpu_memory_peak(facts: RunFacts) -> Iterator[Finding]:
 
 
 def gpu_throttled(facts: RunFacts) -> Iterator[Finding]:
-    """Power or thermal throttle reasons in >= 10% of a GPU's samples (NVML)."""
+    """Thermal or hardware slowdowns in >= 10% of a GPU's samples (NVML); ``sw_power_cap``
+    alone, a GPU working at its power limit, is not one."""
     for index, gs in _gpu_series(facts).items():
-        hits = [
-            g
-            for g in gs
-            if any(w in r.lower() for r in g.throttle_reasons for w in _THROTTLE_WORDS)
-        ]
+        hits = [g for g in gs if any(r in _THROTTLE_ALARMS for r in g.throttle_reasons)]
         if not gs or len(hits) / len(gs) < THROTTLE_MIN_SHARE:
             continue
-        reasons = sorted(
-            {
-                r
-                for g in hits
-                for r in g.throttle_reasons
-                if any(w in r.lower() for w in _THROTTLE_WORDS)
-            }
-        )
+        reasons = sorted({r for g in hits for r in g.throttle_reasons if r in _THROTTLE_ALARMS})
         clocks = [g.sm_clock_mhz for g in gs if g.sm_clock_mhz]
         temps = [g.temperature_celsius for g in gs if g.temperature_celsius is not None]
         power = [g.power_watts for g in gs if g.power_watts is not None]
@@ -325,7 +386,7 @@ def gpu_throttled(facts: RunFacts) -> Iterator[Finding]:
             cause=(
                 "the GPU lowered its clocks because it ran hot (cooling, airflow, dust)"
                 if thermal
-                else "the GPU lowered its clocks to stay within its power limit"
+                else "the GPU's hardware slowed its clocks (a power brake or slowdown signal)"
             ),
             fix=(
                 "nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER  # check cooling and the power "
