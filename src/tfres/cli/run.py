@@ -25,7 +25,10 @@ SIGTERM, SIGHUP or SIGINT sent to tfres, reach its whole tree (workers included)
 still running --grace seconds (default 10) after that gets SIGKILL; a second signal to tfres
 sends SIGKILL at once. tfres exits with the command's own status (128+N when a signal N
 ended it), or 1 when the command succeeded but its record could not be saved where asked.
-tfres writes only to stderr, so the command's stdout stays clean.
+tfres writes only to stderr, so the command's stdout stays clean. On Linux the tree is read
+from /proc (a new worker is seen within one interval; CPU of exited workers counts); on
+macOS and Windows psutil looks for new workers once a second, and cgroup limits are absent.
+What watching costs, measured: docs/benchmarks/overhead.md.
 """
 
 EPILOG = """\
