@@ -114,17 +114,17 @@ def test_soft_threshold_sets_the_flag_and_calls_back_once() -> None:
 
 def test_a_fast_trend_asks_before_the_soft_threshold_and_stops_before_the_budget() -> None:
     clock = FakeClock()
-    reader = Readings([100 * MiB, 300 * MiB, 500 * MiB, 700 * MiB, 850 * MiB])
+    reader = Readings([100 * MiB, 300 * MiB, 500 * MiB, 650 * MiB, 850 * MiB])
     budget = MemoryBudget(1000 * MiB, hard=False, interval=0.05, clock=clock, reader=reader)
     seen = []
     for _ in range(4):
         budget.sample_once()
         seen.append((budget.used_bytes, budget.exceeded, budget.over))
         clock.advance(0.05)
-    # 4 GB/s: at 700 MiB (below the 900 MiB soft threshold) the trend reaches the budget
-    # within two readings, so it asks to stop; not yet at the budget within one reading
-    assert seen[-1] == (700 * MiB, True, False) and not seen[-2][1]
-    assert budget.rate_bytes_per_second == pytest.approx(4000 * MiB, rel=0.01)
+    # ~3.7 GB/s: at 650 MiB (below the 900 MiB soft threshold) the trend reaches the budget
+    # within two readings, so it asks to stop; not yet at the budget within 1.5 readings
+    assert seen[-1] == (650 * MiB, True, False) and not seen[-2][1]
+    assert budget.rate_bytes_per_second == pytest.approx(550 * MiB / 0.15, rel=0.01)
     budget.sample_once()  # 850 MiB: the next reading would be past the budget: stop now
     assert budget.over and budget.used_bytes == 850 * MiB
     assert budget.reason is not None and "about to be exceeded" in budget.reason
@@ -189,7 +189,9 @@ def test_in_process_budget_raises_in_the_main_thread() -> None:
         budget.stop()
         hog.clear()
     assert info.value.budget_bytes == base + 120 * MiB
-    assert info.value.used_bytes >= base + 120 * MiB
+    # raised when the next reading would have been past the budget: at most one 10 MiB
+    # step past it when the watchdog thread is late on a loaded machine
+    assert base + 60 * MiB < info.value.used_bytes <= base + 130 * MiB
     assert len(hog) == 0 and budget.over and budget.reason
 
 

@@ -260,7 +260,8 @@ class MemoryBudget:
         if (used >= self.soft_bytes or soon) and not self.exceeded:
             self._soft(t, used, trend=used < self.soft_bytes)
         extra = self._extra_check() if self._extra_check is not None else None
-        at_budget = used + rate * self.interval >= self.budget_bytes
+        # "the next reading would be past it", with half a reading more for a late thread
+        at_budget = used + rate * 1.5 * self.interval >= self.budget_bytes
         if (at_budget or extra) and not self.over:
             self.over = True
             self.over_at_seconds = t
