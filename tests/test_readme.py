@@ -7,6 +7,7 @@ README names, so ``tfres show 3`` shows the third run the README itself made. On
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import socket
@@ -81,7 +82,7 @@ def test_quick_start_is_two_commands_and_ci_runs_the_second_verbatim() -> None:
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert second in ci
     # and the first is what the bench CLI test runs
-    bench_test = (ROOT / "tests" / "test_cli_bench.py").read_text()
+    bench_test = (ROOT / "tests" / "cli" / "test_cli_bench.py").read_text()
     assert re.search(r'"bench",\s*"--quick"', bench_test)
 
 
@@ -122,5 +123,48 @@ def test_every_readme_command_runs(tmp_path: Path) -> None:
     assert (tmp_path / "compare.html").exists()
     assert (tmp_path / "run3.csv").read_text().startswith("t_seconds")
     assert any((tmp_path / "logs" / "fit").rglob("events.out.tfevents.*"))
-    assert {"env", "doctor", "bench", "run", "runs", "show", "report", "compare", "export",
-            "batch-size", "placement"} <= set(ran)
+    assert {
+        "env",
+        "doctor",
+        "bench",
+        "run",
+        "runs",
+        "show",
+        "report",
+        "compare",
+        "export",
+        "batch-size",
+        "placement",
+    } <= set(ran)
+
+
+def readme_python_block() -> str:
+    """The README's Python API block, verbatim."""
+    section = README.read_text().split("## The Python API", 1)[1]
+    return section.split("```python", 1)[1].split("```", 1)[0]
+
+
+@pytest.mark.slow
+def test_the_readme_python_block_runs(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(TRAIN_PY)
+    (tmp_path / "model.py").write_text(MODEL_PY)
+    script = readme_python_block() + textwrap.dedent(
+        """
+        # what the block promises, checked on what it left behind
+        assert m.record.samples and m.record.phases, "monitor recorded nothing"
+        assert result.max_batch_size >= 1
+        assert advice is not None and choice is not None
+        print("README block ran")
+        """
+    )
+    env = {**os.environ, "TFRES_STORE": str(tmp_path / "s.sqlite"), "TF_CPP_MIN_LOG_LEVEL": "2"}
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "README block ran" in done.stdout
