@@ -163,6 +163,51 @@ def test_ctrl_c_at_the_terminal_ends_the_command_once(store_path, tmp_path, pyth
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_sigint_sent_with_kill_in_the_foreground_is_passed_on(store_path, tmp_path, python):
+    """tfres in a terminal's foreground, SIGINT from `kill` (not Ctrl-C): passed on once, and
+    the record says so (issue 12, item 12)."""
+    import fcntl
+    import termios
+
+    ready, count = tmp_path / "ready", tmp_path / "count"
+    child = (
+        "import pathlib, signal, sys, time\n"
+        "hits = []\n"
+        "def on_int(n, f):\n"
+        "    hits.append(n)\n"
+        f"    pathlib.Path({str(count)!r}).write_text(str(len(hits)))\n"
+        "signal.signal(signal.SIGINT, on_int)\n"
+        f"pathlib.Path({str(ready)!r}).write_text('')\n"
+        "while not hits: time.sleep(0.01)\n"
+        "time.sleep(0.3)\n"
+        "sys.exit(6)\n"
+    )
+    master, slave = os.openpty()
+
+    def controlling_tty() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tfres", "run", "--", python, "-c", child],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        preexec_fn=controlling_tty,
+    )
+    os.close(slave)
+    try:
+        wait_for(ready)
+        proc.send_signal(signal.SIGINT)  # kill -INT <tfres>
+        proc.wait(timeout=60)
+    finally:
+        os.close(master)
+    assert proc.returncode == 6 and count.read_text() == "1"
+    record = only_record(store_path)
+    assert "tfres received SIGINT (passed on to the command)" in record.end_reason
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
 def test_ctrl_z_stops_tfres_with_the_command_and_sigcont_resumes_both(store_path, tmp_path, python):
     """A shell sees its job (tfres) stopped when Ctrl-Z stops the command; fg/bg's SIGCONT to
     tfres continues the command too."""

@@ -48,26 +48,36 @@ def _descendants(pid: int) -> list[psutil.Process]:
 
 
 def signal_tree(pid: int, sig: int, *, group: bool = False) -> None:
-    """Send ``sig`` to ``pid``, all its descendants and (``group=True``) its process group.
+    """Send ``sig`` once to ``pid``, all its descendants and (``group=True``) its process group.
 
     The descendants are listed before anything is sent (a parent that dies first would
-    leave its children to PID 1, out of sight); with ``group=True``, ``pid`` is the leader
-    of a process group of its own (see :func:`new_group_options`) and ``killpg`` also
-    reaches members that have already left the tree. Gone processes are skipped.
+    leave its children to PID 1, out of sight). With ``group=True``, ``pid`` leads a process
+    group of its own (see :func:`new_group_options`): one ``killpg`` reaches its members, and
+    members that have left the tree; descendants that left the group (a new session) get it
+    one by one. Gone processes are skipped.
     """
     kids = _descendants(pid)
+    procs = [*kids, _process(pid)]
     if group:
         try:
             os.killpg(pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
-    for proc in [*kids, _process(pid)]:
+        procs = [p for p in procs if p is not None and _pgid(p.pid) not in (pid, None)]
+    for proc in procs:
         if proc is None:
             continue
         try:
             proc.send_signal(sig)
         except psutil.Error:
             pass
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
 
 
 def _process(pid: int) -> psutil.Process | None:
