@@ -17,10 +17,10 @@ from typing import Any
 
 from tfres.record import Record
 from tfres.sampler.sampler import DEFAULT_INTERVAL_SECONDS, Sampler
-from tfres.session import RecordSession, finish_record
+from tfres.session import RecordSession
 from tfres.timeline import Mark, Phase
 
-__all__ = ["Monitor", "monitor", "finish_record"]
+__all__ = ["Monitor", "monitor"]
 
 log = logging.getLogger("tfres")
 
