@@ -97,6 +97,20 @@ def _grace_arg(text: str) -> float:
     return value
 
 
+def _profile_arg(text: str) -> tuple[int, int]:
+    """``--profile 10:20``: the first and last train step of the profiler window."""
+    first, sep, last = text.partition(":")
+    try:
+        window = (int(first), int(last)) if sep else None
+    except ValueError:
+        window = None
+    if window is None or window[0] < 0 or window[1] < window[0]:
+        raise argparse.ArgumentTypeError(
+            f"expected FIRST:LAST train steps with 0 <= FIRST <= LAST, e.g. 10:20 (got {text!r})"
+        )
+    return window
+
+
 def _address_arg(text: str) -> str:
     from tfres.watch.prometheus import parse_address
 
@@ -148,6 +162,24 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="[HOST:]PORT",
         help="serve live metrics for Prometheus (on 127.0.0.1 unless HOST is given)",
+    )
+    p.add_argument(
+        "--no-instrument",
+        action="store_true",
+        help="do not inject tfres's start-up hook (Keras steps, input wait, phases)",
+    )
+    p.add_argument(
+        "--profile",
+        type=_profile_arg,
+        default=None,
+        metavar="A:B",
+        help="write a TensorBoard profile of train steps A to B (e.g. 10:20) to --profile-dir",
+    )
+    p.add_argument(
+        "--profile-dir",
+        default="tfres-profile",
+        metavar="DIR",
+        help="where --profile writes (default: ./tfres-profile; open with tensorboard --logdir)",
     )
     control = p.add_argument_group("control (passed to the command's TensorFlow)")
     control.add_argument("--gpu-growth", action="store_true", help="allocate GPU memory as needed")
@@ -232,6 +264,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"--worker {args.worker} needs --job NAME (the job it is a worker of), "
             f"e.g. tfres run --job resnet --worker {args.worker} -- CMD"
         )
+    if args.profile is not None and args.no_instrument:
+        raise ValueError("--profile needs tfres's start-up hook in the command: drop --no-instrument")
     env, description = _control(args)
     if args.checkpoint is not None:
         if args.memory_budget is None:
@@ -263,6 +297,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             control=control,
             grace_seconds=args.grace,
             on_start=_announce,
+            instrument=not args.no_instrument,
+            profile=args.profile,
+            profile_dir=args.profile_dir,
         )
     except CommandNotFoundError as err:
         print(f"tfres: error: {err}", file=sys.stderr)

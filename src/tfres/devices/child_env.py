@@ -21,7 +21,7 @@ from tfres.devices import settings
 from tfres.errors import NoGpuError
 from tfres.units import format_bytes
 
-__all__ = ["child_environment", "INJECT_DIR", "CONFIG_ENV"]
+__all__ = ["child_environment", "instrument_environment", "INJECT_DIR", "CONFIG_ENV"]
 
 #: the folder put first on a child's PYTHONPATH; its sitecustomize applies ``CONFIG_ENV``
 INJECT_DIR = Path(__file__).resolve().parent / "inject"
@@ -129,6 +129,31 @@ def child_environment(
             "(no tfres import needed in the child; other programs only get the variables)"
         )
     return out, lines
+
+
+def instrument_environment(
+    base: Mapping[str, str],
+    *,
+    events_file: str,
+    profile: tuple[int, int] | None = None,
+    profile_dir: str | os.PathLike[str] | None = None,
+) -> dict[str, str]:
+    """The variables that turn on the instrumentation hook in a Python child.
+
+    :data:`INJECT_DIR` goes first on ``PYTHONPATH`` (once); ``TFRES_INSTRUMENT=1`` makes its
+    ``sitecustomize`` load ``_tfres_instrument``, which writes phases, notes and the profiler
+    window to ``events_file``; ``profile`` ``(A, B)`` asks for a TensorBoard profile of
+    train steps A-B in ``profile_dir`` (``TFRES_PROFILE``, ``TFRES_PROFILE_DIR``).
+    """
+    out = {"TFRES_INSTRUMENT": "1", "TFRES_EVENTS_FILE": str(events_file)}
+    old = base.get("PYTHONPATH")
+    parts = old.split(os.pathsep) if old else []
+    if str(INJECT_DIR) not in parts:
+        out["PYTHONPATH"] = os.pathsep.join([str(INJECT_DIR), *parts])
+    if profile is not None:
+        out["TFRES_PROFILE"] = f"{profile[0]}:{profile[1]}"
+        out["TFRES_PROFILE_DIR"] = str(Path(profile_dir or "tfres-profile").resolve())
+    return out
 
 
 def _child_visible(visible: list[int], base: Mapping[str, str]) -> str:

@@ -136,6 +136,9 @@ def watch(
     control: Mapping[str, Any] | None = None,
     grace_seconds: float = DEFAULT_GRACE_SECONDS,
     on_start: Callable[[Record], None] | None = None,
+    instrument: bool = True,
+    profile: tuple[int, int] | None = None,
+    profile_dir: str | os.PathLike[str] | None = None,
 ) -> WatchResult:
     """Run ``command``, sample its whole process tree every ``interval`` s, save the record.
 
@@ -146,6 +149,9 @@ def watch(
     are checked before the command starts (:class:`~tfres.errors.RecordError`,
     :class:`~tfres.errors.StoreError`). ``grace_seconds`` is how long a tree asked to stop
     has before SIGKILL. ``on_start(record)`` is called once the command runs.
+    ``instrument`` (default) injects tfres's start-up hook into a Python command: Keras
+    steps with their input wait, phases, notes (:mod:`tfres.devices.inject`); ``profile``
+    ``(A, B)`` writes a TensorBoard profile of train steps A-B to ``profile_dir``.
     Raises :class:`CommandNotFoundError` (exit status 127/126) when the command cannot start;
     nothing is recorded then. ``interval`` below :data:`MIN_INTERVAL_SECONDS` is a ValueError.
 
@@ -170,6 +176,12 @@ def watch(
     run_argv = _wrapped(argv, watchers)
     session.take_fingerprint()
     parts = _Parts(record, child_env, argv, interval, live=live, prometheus=prometheus)
+    if instrument:
+        from tfres.devices.child_env import instrument_environment
+
+        child_env.update(instrument_environment(
+            child_env, events_file=parts.events_file, profile=profile, profile_dir=profile_dir
+        ))
     sup = Supervisor(grace_seconds)
     # the handlers go in before the command starts: a signal in between is held for it
     with _forwarding(sup):
@@ -251,6 +263,8 @@ class _Parts:
             self.dashboard = LiveDashboard(argv, interval=interval)
             child_env.setdefault("PYTHONUNBUFFERED", "1")  # show lines as they are printed
         self.steps_file, self.own_steps_file = _steps_file(child_env)
+        fd, self.events_file = tempfile.mkstemp(prefix="tfres-events-", suffix=".jsonl")
+        os.close(fd)
 
     def start(self, run_argv: list[str]) -> subprocess.Popen[bytes]:
         out_pipe: int | None = None
@@ -272,6 +286,7 @@ class _Parts:
                 self.exporter.close()
             if self.own_steps_file:
                 Path(self.steps_file).unlink(missing_ok=True)
+            Path(self.events_file).unlink(missing_ok=True)
             if isinstance(err, FileNotFoundError):
                 message, status = f"command not found: {self.argv[0]}", 127
             else:
@@ -332,6 +347,7 @@ def _supervise(
         parts.close()
         sup.close()  # what the command left in its group; the terminal back
         _read_steps(record, parts.steps_file, parts.own_steps_file, sampler.t0)
+        _read_events(record, parts.events_file, sampler.t0)
         describe_end(record, sup, proc.returncode if returncode is None else returncode)
         record.notes.extend(n for n in notes if n not in record.notes)
         for w in watchers:
@@ -361,6 +377,20 @@ def _read_steps(record: Record, path: str, own: bool, t0: float | None) -> None:
             os.unlink(path)
         except OSError:
             pass
+
+
+def _read_events(record: Record, path: str, t0: float | None) -> None:
+    """Phases, notes and the profiler window the instrumented command wrote."""
+    try:
+        from tfres.watch.steps import read_events_file
+
+        read_events_file(path, record, t0_monotonic=t0)
+    except Exception as err:  # a bonus, like the steps
+        log.warning("tfres: could not read the events file %s: %s", path, err)
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def record_returncode(record: Record) -> int:

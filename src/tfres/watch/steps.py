@@ -41,6 +41,7 @@ __all__ = [
     "StepTimer",
     "timed",
     "read_steps_file",
+    "read_events_file",
     "StepsFile",
     "InputWaitMeasurement",
     "measure_input_wait",
@@ -244,12 +245,58 @@ def read_steps_file(
             k: raw.get(k)
             for k in ("t_seconds", "duration_seconds", "epoch", "step", "input_wait_seconds")
         }
+        for k in ("kind", "batches"):  # written by tfres run's hook
+            if raw.get(k) is not None:
+                step[k] = raw[k]
         if t0_monotonic is not None and isinstance(raw.get("t_monotonic"), (int, float)):
             step["t_seconds"] = round(raw["t_monotonic"] - t0_monotonic, 6)
         elif t0_wall is not None and isinstance(raw.get("t_wall"), (int, float)):
             step["t_seconds"] = round(raw["t_wall"] - t0_wall, 6)
         steps.append(step)
     return steps
+
+
+def read_events_file(
+    path: str | os.PathLike[str], record: Record, *, t0_monotonic: float | None
+) -> None:
+    """Put what ``tfres run``'s start-up hook wrote to ``$TFRES_EVENTS_FILE`` into ``record``.
+
+    Phases go to ``record.phases`` (on the record's timeline: seconds after ``t0_monotonic``),
+    notes to ``record.notes``, the input wait the profiler window measured onto the matching
+    ``record.steps`` (same ``kind`` and ``step``), and the window's breakdown to
+    ``record.extra["profile"]``. A missing file or a damaged line is skipped.
+    """
+    from tfres.timeline import Phase
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return
+    by_step = {(s.get("kind"), s.get("step")): s for s in record.steps if s.get("kind")}
+    for line in text.splitlines():
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(raw, dict):
+            continue
+        event = raw.get("event")
+        if event == "phase" and t0_monotonic is not None:
+            start, end = raw.get("start_monotonic"), raw.get("end_monotonic")
+            if isinstance(start, (int, float)) and isinstance(end, (int, float)):
+                record.phases.append(
+                    Phase(str(raw.get("name")), round(start - t0_monotonic, 6),
+                          round(end - t0_monotonic, 6))
+                )
+        elif event == "note" and raw.get("text") and raw["text"] not in record.notes:
+            record.notes.append(str(raw["text"]))
+        elif event == "input_wait":
+            step = by_step.get((raw.get("kind"), raw.get("step")))
+            if step is not None and isinstance(raw.get("input_wait_seconds"), (int, float)):
+                step["input_wait_seconds"] = raw["input_wait_seconds"]
+        elif event == "profile":
+            record.extra["profile"] = {k: v for k, v in raw.items() if k != "event"}
+    record.phases.sort(key=lambda p: p.start_seconds)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,9 @@
    ``tensorflow`` package finishes importing, applies the settings through ``tf.config``
    (the runtime has not started then, so TensorFlow accepts them). TensorFlow itself is
    never imported here: a child that does not use it pays nothing.
-2. chains to the ``sitecustomize`` this one hides (a distribution's or a virtualenv's), so
+2. with ``TFRES_INSTRUMENT=1``, installs the step/phase instrumentation of
+   :mod:`_tfres_instrument` (the same folder; no tfres import either);
+3. chains to the ``sitecustomize`` this one hides (a distribution's or a virtualenv's), so
    the child starts exactly as it would have.
 
 Standard library only, and written for old Pythons too: the child may be any interpreter.
@@ -132,5 +134,18 @@ def _chain():
         )
 
 
+def _instrument():
+    """With ``TFRES_INSTRUMENT=1``: steps, phases and input wait (``_tfres_instrument``)."""
+    if os.environ.get("TFRES_INSTRUMENT") != "1":
+        return
+    try:
+        import _tfres_instrument
+
+        _tfres_instrument.install()
+    except Exception as err:  # never break the child's start-up
+        _say("instrumentation is off (%s: %s)" % (type(err).__name__, err))
+
+
 _install()
+_instrument()
 _chain()

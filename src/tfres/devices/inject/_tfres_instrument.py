@@ -1,0 +1,337 @@
+"""Zero-code instrumentation of TensorFlow/Keras in a ``tfres run`` child (no tfres needed).
+
+``sitecustomize`` imports this when ``TFRES_INSTRUMENT=1``. It installs import hooks and,
+as the program imports them, wraps (never replaces) a few TensorFlow/Keras entry points:
+
+- phases (``$TFRES_EVENTS_FILE``, JSON lines): ``import tensorflow`` (the import itself),
+  ``set-up`` (from there to the first step: model build, compile, data), ``fit``, each
+  ``fit epoch N``, ``first step`` (tracing/compiling), ``evaluate``, ``predict``,
+  ``model save``/``checkpoint save``, ``after training``;
+- steps (``$TFRES_STEPS_FILE``, the format of :mod:`tfres.watch.steps`): each Keras step
+  (one execution of ``steps_per_execution`` batches) from one batch-begin to the next, and
+  for custom loops each call of the hottest ``tf.function``;
+- input wait: in Keras, a profiler window of :data:`DEFAULT_WINDOW` steps (or ``--profile``)
+  read by :mod:`_tfres_xplane` (``IteratorGetNext`` time inside each step); in custom loops,
+  the time in ``next()`` of tf.data iterators between two calls of the hot function.
+
+Everything here is guarded: a failure becomes a ``note`` event and the program runs on.
+"""
+
+import atexit
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+
+EVENTS_ENV = "TFRES_EVENTS_FILE"
+STEPS_ENV = "TFRES_STEPS_FILE"
+PROFILE_ENV = "TFRES_PROFILE"  # "A:B": train steps A..B into $TFRES_PROFILE_DIR
+PROFILE_DIR_ENV = "TFRES_PROFILE_DIR"
+CHECKPOINT_ENV = "TFRES_CHECKPOINT"
+#: the default profiler window: train steps 5-24 (after tracing and the first warm steps)
+DEFAULT_WINDOW = (5, 24)
+#: a tf.function called this often is the step of a custom loop
+HOT_CALLS = 5
+_MAX_LOOP_STEPS = 200000
+_clock = time.monotonic
+
+
+class _Lines(object):
+    """Appends JSON lines to a file; the first failure disables it (and is remembered)."""
+
+    def __init__(self, path):
+        self.path = path
+        self._fh = None
+        self._lock = threading.Lock()
+
+    def write(self, obj):
+        if not self.path:
+            return
+        with self._lock:
+            try:
+                if self._fh is None:
+                    self._fh = open(self.path, "a")
+                self._fh.write(json.dumps(obj) + "\n")
+                self._fh.flush()
+            except Exception:
+                self.path = None
+
+
+class Instrument(object):
+    """The child's bookkeeping: phases, steps, notes, written as they happen."""
+
+    def __init__(self, environ=None):
+        env = os.environ if environ is None else environ
+        self.events = _Lines(env.get(EVENTS_ENV))
+        self.steps = _Lines(env.get(STEPS_ENV))
+        self.t_start = _clock()
+        self.first_step = None
+        self.last_work_end = None
+        self.tf_import_end = None
+        self.keras_steps = 0
+        self.window = _parse_window(env.get(PROFILE_ENV), self)
+        self.profile_dir = env.get(PROFILE_DIR_ENV) or None
+        self.checkpoint = env.get(CHECKPOINT_ENV) or None
+        self.profiled = []  # (logdir, user_asked, window)
+        self.loops = {}  # id(function) -> _LoopStats
+        self.iterator_wait = 0.0
+        self.noted = set()
+        self.modules = set()
+
+    def phase(self, name, start, end, **extra):
+        line = {"event": "phase", "name": name, "start_monotonic": start, "end_monotonic": end}
+        line.update(extra)
+        self.events.write(line)
+
+    def note(self, text):
+        if text not in self.noted:
+            self.noted.add(text)
+            self.events.write({"event": "note", "text": text})
+
+    def failed(self, where, err):
+        self.note("instrumentation: %s failed (%s: %s); the program ran on unchanged"
+                  % (where, type(err).__name__, err))
+
+    def step(self, kind, index, epoch, start, duration, batches=1, input_wait=None):
+        if self.first_step is None:
+            self.first_step = start
+            self.phase("set-up", self.tf_import_end or self.t_start, start)
+        line = {"kind": kind, "step": index, "epoch": epoch, "batches": batches,
+                "duration_seconds": round(duration, 9), "t_monotonic": round(start, 6),
+                "t_wall": round(time.time() - (_clock() - start), 6)}
+        if input_wait is not None:
+            line["input_wait_seconds"] = round(input_wait, 9)
+        self.steps.write(line)
+
+
+def _parse_window(text, inst):
+    if not text:
+        return None
+    try:
+        a, b = (int(x) for x in text.split(":"))
+        return (a, b)
+    except ValueError:
+        inst.note("TFRES_PROFILE=%r is not A:B; no profile written" % text) if inst else None
+        return None
+
+
+# ---------------------------------------------------------------- import hooks
+
+
+class _PostImport(object):
+    """A meta-path finder calling ``after(module, start, end)`` once ``name`` is imported."""
+
+    def __init__(self, name, after):
+        self.name = name
+        self.after = after
+        self._busy = False
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.name or self._busy:
+            return None
+        import importlib.util
+
+        self._busy = True
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self._busy = False
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        original, after = spec.loader.exec_module, self.after
+
+        def exec_module(module):
+            start = _clock()
+            original(module)
+            try:
+                after(module, start, _clock())
+            except Exception as err:
+                INSTRUMENT.failed("after importing %s" % fullname, err)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def _after_tensorflow(tf, start, end):
+    INSTRUMENT.tf_import_end = end
+    INSTRUMENT.phase("import tensorflow", start, end)
+    INSTRUMENT.modules.add("tensorflow")
+    _patch_tf_function(tf)
+    _patch_iterator()
+
+
+def _after_keras(keras, start, end):
+    INSTRUMENT.modules.add("keras")
+    if getattr(keras, "_tfres_patched", False):
+        return
+    keras._tfres_patched = True
+    try:
+        from keras.src.version import __version__ as version
+    except ImportError:
+        version = str(getattr(keras, "__version__", "2"))
+    if not version.startswith("3"):
+        INSTRUMENT.note("Keras %s is not Keras 3: its fit/evaluate/predict steps are not "
+                        "instrumented (custom-loop tf.functions still are)" % version)
+        return
+    from keras.src import backend
+
+    if backend.backend() != "tensorflow":
+        INSTRUMENT.note("Keras runs on the %s backend: tfres instruments TensorFlow only"
+                        % backend.backend())
+        return
+    from _tfres_keras import patch_keras
+
+    patch_keras(keras, INSTRUMENT)
+
+
+def _after_other(name):
+    def after(module, start, end):
+        INSTRUMENT.modules.add(name)
+
+    return after
+
+
+# ---------------------------------------------------------------- custom loops
+
+
+class _LoopStats(object):
+    __slots__ = ("name", "calls", "steps", "last_end", "first_start")
+
+    def __init__(self, name):
+        self.name = name
+        self.calls = 0
+        self.steps = []
+        self.last_end = None
+        self.first_start = None
+
+
+_IN_KERAS = threading.local()
+
+
+def _patch_tf_function(tf):
+    from tensorflow.python.eager.polymorphic_function import polymorphic_function as pf
+
+    cls = pf.Function
+    original = cls.__call__
+
+    def __call__(self, *args, **kwargs):
+        if getattr(_IN_KERAS, "depth", 0) or threading.current_thread() is not _MAIN:
+            return original(self, *args, **kwargs)
+        start = _clock()
+        wait, INSTRUMENT.iterator_wait = INSTRUMENT.iterator_wait, 0.0
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            try:
+                _loop_call(self, start, _clock(), wait)
+            except Exception as err:
+                INSTRUMENT.failed("timing a tf.function", err)
+
+    cls.__call__ = __call__
+
+
+def _loop_call(fn, start, end, wait):
+    stats = INSTRUMENT.loops.get(id(fn))
+    if stats is None:
+        stats = INSTRUMENT.loops[id(fn)] = _LoopStats(getattr(fn, "__name__", "tf.function"))
+    stats.calls += 1
+    # a step runs from the end of the previous call to the end of this one
+    begin = stats.last_end if stats.last_end is not None else start - wait
+    if stats.first_start is None:
+        stats.first_start = begin
+    if len(stats.steps) < _MAX_LOOP_STEPS:
+        stats.steps.append((begin, end - begin, wait))
+    stats.last_end = end
+
+
+def _patch_iterator():
+    from tensorflow.python.data.ops import iterator_ops
+
+    cls = iterator_ops.OwnedIterator
+    original = cls.__next__
+
+    def __next__(self):
+        start = _clock()
+        try:
+            return original(self)
+        finally:
+            INSTRUMENT.iterator_wait += _clock() - start
+
+    cls.__next__ = __next__
+
+
+def _write_loop_steps():
+    if INSTRUMENT.keras_steps or not INSTRUMENT.loops:
+        return
+    hot = max(INSTRUMENT.loops.values(), key=lambda s: s.calls)
+    if hot.calls < HOT_CALLS:
+        return
+    measured = any(w > 0 for _, _, w in hot.steps)
+    for i, (begin, duration, wait) in enumerate(hot.steps):
+        INSTRUMENT.step("loop", i, None, begin, duration,
+                        input_wait=wait if measured else None)
+    INSTRUMENT.phase("first step", hot.steps[0][0], hot.steps[0][0] + hot.steps[0][1])
+    INSTRUMENT.phase("training loop", hot.first_start, hot.last_end, function=hot.name)
+    INSTRUMENT.last_work_end = max(INSTRUMENT.last_work_end or 0, hot.last_end)
+    if not measured:
+        INSTRUMENT.note("custom loop %s: no tf.data iterator was read between its calls, so "
+                        "input wait was not measured (Python iterators are not timed)" % hot.name)
+
+
+# ---------------------------------------------------------------- the end
+
+
+def _at_exit():
+    try:
+        _write_loop_steps()
+        from _tfres_keras import finish_profiles
+
+        finish_profiles(INSTRUMENT)
+        now = _clock()
+        if INSTRUMENT.last_work_end is not None:
+            INSTRUMENT.phase("after training", INSTRUMENT.last_work_end, now)
+        elif INSTRUMENT.first_step is None:
+            INSTRUMENT.phase("start-up", INSTRUMENT.t_start, now)
+            INSTRUMENT.note(_why_no_steps())
+    except Exception as err:
+        INSTRUMENT.failed("writing the phases at exit", err)
+
+
+def _why_no_steps():
+    mods = INSTRUMENT.modules
+    if "torch" in mods and "tensorflow" not in mods:
+        return "no steps: the program uses PyTorch; tfres instruments TensorFlow/Keras only"
+    if "tensorflow" not in mods:
+        return "no steps: the program never imported TensorFlow"
+    if "keras" not in mods and not INSTRUMENT.loops:
+        return "no steps: TensorFlow was imported but no Keras fit or tf.function ran"
+    if INSTRUMENT.loops:
+        return ("no steps: no Keras fit/evaluate/predict, and no tf.function was called %d times "
+                "or more (TF1 sessions are not instrumented)" % HOT_CALLS)
+    return "no steps: Keras was imported but fit/evaluate/predict never ran a step"
+
+
+_MAIN = threading.main_thread()
+INSTRUMENT = Instrument()
+
+
+def install():
+    """Install the import hooks and the exit handler (called by sitecustomize)."""
+    if "tensorflow" in sys.modules:
+        INSTRUMENT.note("TensorFlow was imported before tfres's hook; phases start late")
+    sys.meta_path.insert(0, _PostImport("tensorflow", _after_tensorflow))
+    sys.meta_path.insert(0, _PostImport("keras", _after_keras))
+    for name in ("torch", "jax"):
+        sys.meta_path.insert(0, _PostImport(name, _after_other(name)))
+    atexit.register(_at_exit)
+    if INSTRUMENT.checkpoint and hasattr(signal, "SIGUSR1"):
+        signal.signal(signal.SIGUSR1, signal.SIG_DFL)  # outside fit: the default behaviour
+
+
+def _tmpdir():
+    return tempfile.mkdtemp(prefix="tfres-profile-")

@@ -1,0 +1,314 @@
+"""The Keras 3 part of the child's instrumentation (see :mod:`_tfres_instrument`).
+
+``fit``/``evaluate``/``predict`` of ``TensorFlowTrainer`` get one more callback (first in the
+list, ``async_safe`` so Keras keeps its asynchronous dispatch): a step runs from one
+``on_*_batch_begin`` to the next (or to the end of its epoch), one execution of
+``steps_per_execution`` batches. Inside the profiler window each train step is wrapped in
+``tf.profiler.experimental.Trace("train", step_num=N, _r=1)``: the marker TensorBoard's
+overview page needs, which Keras 3 does not write. ``Model.save``/``save_weights`` become
+phases. With ``$TFRES_CHECKPOINT`` set, SIGUSR1 during ``fit`` stops at the next batch,
+saves the model there and exits with status 0.
+"""
+
+import os
+import shutil
+import signal
+import sys
+import time
+
+import _tfres_instrument as core
+
+_clock = time.monotonic
+_KINDS = {"fit": "train", "evaluate": "test", "predict": "predict"}
+
+
+def patch_keras(keras, inst):
+    from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
+    from keras.src.models.model import Model
+
+    callback_cls = _callback_class(keras, inst)
+    for name in ("fit", "evaluate", "predict"):
+        setattr(TensorFlowTrainer, name, _entry(name, getattr(TensorFlowTrainer, name), callback_cls))
+    for name, phase in (("save", "model save"), ("save_weights", "checkpoint save")):
+        setattr(Model, name, _timed(phase, getattr(Model, name)))
+
+
+def _timed(phase, original):
+    def wrapper(*args, **kwargs):
+        start = _clock()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            core.INSTRUMENT.phase(phase, start, _clock())
+
+    wrapper.__wrapped__ = original
+    wrapper.__name__ = getattr(original, "__name__", phase)
+    wrapper.__doc__ = getattr(original, "__doc__", None)
+    return wrapper
+
+
+def _entry(kind, original, callback_cls):
+    """fit/evaluate/predict with our callback first in ``callbacks`` (a list, not a CallbackList)."""
+    position = 5 if kind == "fit" else (6 if kind == "evaluate" else 4)
+
+    def wrapper(self, *args, **kwargs):
+        cb = None
+        try:
+            if len(args) > position:
+                given = args[position]
+            else:
+                given = kwargs.get("callbacks")
+            if given is None or isinstance(given, (list, tuple)):
+                cb = callback_cls(kind)
+                chosen = [cb] + list(given or [])
+                if len(args) > position:
+                    args = args[:position] + (chosen,) + args[position + 1:]
+                else:
+                    kwargs["callbacks"] = chosen
+        except Exception as err:
+            core.INSTRUMENT.failed("adding the step callback to %s" % kind, err)
+        core._IN_KERAS.depth = getattr(core._IN_KERAS, "depth", 0) + 1
+        previous = _usr1_handler(self) if kind == "fit" and cb is not None else None
+        try:
+            result = original(self, *args, **kwargs)
+        finally:
+            core._IN_KERAS.depth -= 1
+            if previous is not None:
+                signal.signal(signal.SIGUSR1, previous)
+        if cb is not None and cb.stop_asked:
+            _save_and_exit(self)
+        return result
+
+    wrapper.__wrapped__ = original
+    wrapper.__name__ = original.__name__
+    wrapper.__doc__ = original.__doc__
+    return wrapper
+
+
+def _usr1_handler(model):
+    """With $TFRES_CHECKPOINT, SIGUSR1 during fit asks the fit to stop at the next batch."""
+    inst = core.INSTRUMENT
+    if not inst.checkpoint or not hasattr(signal, "SIGUSR1"):
+        return None
+    if sys.modules["threading"].current_thread() is not core._MAIN:
+        return None
+
+    def on_usr1(signum, frame):
+        model.stop_training = True
+        _STOP["asked"] = True
+
+    _STOP["asked"] = False
+    return signal.signal(signal.SIGUSR1, on_usr1)
+
+
+_STOP = {"asked": False}
+
+
+def _save_and_exit(model):
+    path = core.INSTRUMENT.checkpoint
+    start = _clock()
+    try:
+        if path.endswith(".weights.h5"):
+            model.save_weights(path)
+        elif path.endswith(".keras") or path.endswith(".h5"):
+            model.save(path)
+        else:
+            import tensorflow as tf
+
+            tf.train.Checkpoint(model=model).write(path)
+        core.INSTRUMENT.phase("checkpoint save", start, _clock(), reason="SIGUSR1")
+        core.INSTRUMENT.note("stopped at a batch boundary on SIGUSR1 and saved %s" % path)
+    except Exception as err:
+        core.INSTRUMENT.failed("saving the checkpoint to %s" % path, err)
+        raise SystemExit(1)
+    raise SystemExit(0)
+
+
+def _callback_class(keras, inst):
+    class TfresSteps(keras.callbacks.Callback):
+        """tfres's step timer (added by ``tfres run``; removed by ``--no-instrument``)."""
+
+        async_safe = True
+
+        def __init__(self, kind):
+            super().__init__()
+            self.kind = kind
+            self.epoch = None
+            self.open = None  # (kind, index, epoch, start, batches)
+            self.counts = {}
+            self.epoch_start = None
+            self.begun = {}
+            self.trace = None
+
+        @property
+        def stop_asked(self):
+            return self.kind == "fit" and _STOP["asked"]
+
+        # -- steps
+        def _begin(self, kind, batch):
+            try:
+                now = _clock()
+                self._close(now)
+                index = self.counts.get(kind, 0)
+                self.counts[kind] = index + 1
+                self.open = (kind, index, self.epoch if kind == "fit" else None, now)
+                if kind == "fit":
+                    _window_step(self, index)
+            except Exception as err:
+                inst.failed("timing a Keras step", err)
+
+        def _close(self, now):
+            if self.open is None:
+                return
+            kind, index, epoch, start = self.open
+            self.open = None
+            _exit_trace(self)
+            per = int(getattr(self.model, "steps_per_execution", 1) or 1) if self.model else 1
+            inst.keras_steps += 1
+            inst.step(kind, index, epoch, start, now - start, batches=per)
+            if index == 0 and kind == "fit":
+                inst.phase("first step", start, now)
+            inst.last_work_end = now
+
+        def on_train_batch_begin(self, batch, logs=None):
+            self._begin("fit", batch)
+
+        def on_test_batch_begin(self, batch, logs=None):
+            self._begin("evaluate", batch)
+
+        def on_predict_batch_begin(self, batch, logs=None):
+            self._begin("predict", batch)
+
+        # -- phases
+        def _start(self, kind):
+            self._close(_clock())
+            self.begun[kind] = _clock()
+
+        def _end(self, kind, name=None):
+            now = _clock()
+            self._close(now)
+            start = self.begun.pop(kind, None)
+            if start is not None:
+                inst.phase(name or kind, start, now)
+                inst.last_work_end = now
+
+        def on_train_begin(self, logs=None):
+            self._start("fit")
+
+        def on_train_end(self, logs=None):
+            _stop_window(self, at_end=True)
+            self._end("fit")
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self.epoch = epoch
+            self._start("epoch")
+
+        def on_epoch_end(self, epoch, logs=None):
+            self._end("epoch", "fit epoch %d" % epoch)
+
+        def on_test_begin(self, logs=None):
+            self._start("evaluate")
+
+        def on_test_end(self, logs=None):
+            self._end("evaluate", "evaluate" if self.kind == "evaluate" else "validation")
+
+        def on_predict_begin(self, logs=None):
+            self._start("predict")
+
+        def on_predict_end(self, logs=None):
+            self._end("predict")
+
+    return TfresSteps
+
+
+# ---------------------------------------------------------------- the profiler window
+
+_WINDOW = {"state": "waiting", "logdir": None, "window": None, "user": False}
+
+
+def _window():
+    inst = core.INSTRUMENT
+    if inst.window is not None:
+        return inst.window, True
+    return core.DEFAULT_WINDOW, False
+
+
+def _window_step(cb, index):
+    """Start the profiler at the window's first train step; mark each step inside it."""
+    import tensorflow as tf
+
+    (first, last), user = _window()
+    if _WINDOW["state"] == "waiting" and first <= index <= last:
+        logdir = core.INSTRUMENT.profile_dir if user and core.INSTRUMENT.profile_dir else core._tmpdir()
+        tf.profiler.experimental.start(logdir)
+        _WINDOW.update(state="on", logdir=logdir, window=(first, last), user=user)
+    if _WINDOW["state"] == "on":
+        if index > last:
+            _stop_window(cb)
+            return
+        cb.trace = tf.profiler.experimental.Trace("train", step_num=index, _r=1)
+        cb.trace.__enter__()
+
+
+def _exit_trace(cb):
+    if cb.trace is not None:
+        trace, cb.trace = cb.trace, None
+        trace.__exit__(None, None, None)
+
+
+def _stop_window(cb, at_end=False):
+    if _WINDOW["state"] != "on":
+        return
+    import tensorflow as tf
+
+    _exit_trace(cb)
+    try:
+        tf.profiler.experimental.stop()
+    finally:
+        _WINDOW["state"] = "done"
+        core.INSTRUMENT.profiled.append((_WINDOW["logdir"], _WINDOW["user"], _WINDOW["window"]))
+
+
+def finish_profiles(inst):
+    """At exit: read the window's trace, send the input wait per step and the breakdown."""
+    if _WINDOW["state"] == "on":
+        import tensorflow as tf
+
+        tf.profiler.experimental.stop()
+        _WINDOW["state"] = "done"
+        inst.profiled.append((_WINDOW["logdir"], _WINDOW["user"], _WINDOW["window"]))
+    if inst.window is not None and _WINDOW["state"] == "waiting":
+        inst.note("--profile %d:%d: the program ended before train step %d; no profile written"
+                  % (inst.window[0], inst.window[1], inst.window[0]))
+    for logdir, user, window in inst.profiled:
+        try:
+            _read_profile(inst, logdir, user, window)
+        except Exception as err:
+            inst.failed("reading the profiler trace in %s" % logdir, err)
+        finally:
+            if not user:
+                shutil.rmtree(logdir, ignore_errors=True)
+
+
+def _read_profile(inst, logdir, user, window):
+    import _tfres_xplane as xplane
+
+    path = xplane.latest_xplane(logdir)
+    if path is None:
+        inst.note("the profiler wrote no trace in %s" % logdir)
+        return
+    steps = xplane.step_breakdown(path)
+    for s in steps:
+        inst.events.write({"event": "input_wait", "kind": s["kind"], "step": s["step"],
+                           "input_wait_seconds": round(s["input_seconds"], 9)})
+    line = {"event": "profile", "window": list(window), "user": user,
+            "method": "profiler trace: IteratorGetNext time inside each step marker",
+            "summary": xplane.summary(steps),
+            "steps": [{k: (round(v, 9) if isinstance(v, float) else v) for k, v in s.items()}
+                      for s in steps]}
+    if user:
+        line["dir"] = os.path.abspath(logdir)
+        if window[1] > max([s["step"] for s in steps] or [window[0]]):
+            inst.note("--profile %d:%d: the program had only %d steps in the window"
+                      % (window[0], window[1], len(steps)))
+    inst.events.write(line)

@@ -1,0 +1,105 @@
+"""Read a TensorFlow profiler trace (``*.xplane.pb``): per-step input wait, compute and other.
+
+Runs in the child (``tfres run``'s start-up hook) and in tfres alike: standard library plus
+the ``xplane_pb2`` that ships inside the TensorFlow wheel. A step is a host TraceMe named
+``train``/``test``/``predict`` with a ``step_num`` stat (the marker TensorBoard's overview
+looks for; the hook writes one around each Keras step of the window). Inside a step:
+
+- input: the time of ``IteratorGetNext*Op::DoCompute`` events (the step's graph waits in
+  that op until tf.data has its next element), clipped to the step;
+- compute: the time of ``EagerLocalExecute*`` events on the step's thread (the step's
+  function running) less the input inside them;
+- other: the rest of the step (Python, callbacks, the loop itself).
+"""
+
+import glob
+import os
+
+_STEP_NAMES = ("train", "test", "predict")
+
+
+def _xplane_pb2():
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2  # ships in the TF wheel
+
+    return xplane_pb2
+
+
+def latest_xplane(logdir):
+    """The newest ``*.xplane.pb`` under ``logdir/plugins/profile``, or None."""
+    found = glob.glob(os.path.join(logdir, "plugins", "profile", "*", "*.xplane.pb"))
+    return max(found, key=os.path.getmtime) if found else None
+
+
+def _overlap(spans, start, end):
+    total = 0
+    for s, e in spans:
+        lo, hi = max(s, start), min(e, end)
+        if hi > lo:
+            total += hi - lo
+    return total
+
+
+def _events(plane):
+    """(name, stats, start_ps, end_ps, line_id) for every event of a plane."""
+    names = plane.event_metadata
+    stat_names = plane.stat_metadata
+    for line in plane.lines:
+        base = line.timestamp_ns * 1000
+        for ev in line.events:
+            meta = names.get(ev.metadata_id)
+            name = meta.name if meta is not None else ""
+            start = base + ev.offset_ps
+            yield name, ev, stat_names, start, start + ev.duration_ps, line.id
+
+
+def _step_num(ev, stat_names):
+    for stat in ev.stats:
+        meta = stat_names.get(stat.metadata_id)
+        if meta is not None and meta.name == "step_num":
+            return int(stat.int64_value or stat.uint64_value or 0)
+    return None
+
+
+def step_breakdown(path):
+    """``[{kind, step, duration_seconds, input_seconds, compute_seconds, other_seconds}]``
+    for every step marker of the host plane of the trace at ``path``, in time order."""
+    space = _xplane_pb2().XSpace()
+    with open(path, "rb") as fh:
+        space.ParseFromString(fh.read())
+    steps = []
+    for plane in space.planes:
+        if not plane.name.startswith("/host:"):
+            continue
+        markers, inputs, executes = [], [], {}
+        for name, ev, stat_names, start, end, line_id in _events(plane):
+            if name in _STEP_NAMES:
+                num = _step_num(ev, stat_names)
+                if num is not None:
+                    markers.append((start, end, name, num, line_id))
+            elif name.startswith("IteratorGetNext") and name.endswith("::DoCompute"):
+                inputs.append((start, end))
+            elif name.startswith("EagerLocalExecute"):
+                executes.setdefault(line_id, []).append((start, end))
+        for start, end, name, num, line_id in sorted(markers):
+            duration = end - start
+            wait = min(duration, _overlap(inputs, start, end))
+            ran = min(duration, _overlap(executes.get(line_id, []), start, end))
+            steps.append(
+                {
+                    "kind": {"train": "fit", "test": "evaluate"}.get(name, name),
+                    "step": num,
+                    "duration_seconds": duration / 1e12,
+                    "input_seconds": wait / 1e12,
+                    "compute_seconds": max(0, ran - wait) / 1e12,
+                    "other_seconds": max(0, duration - max(ran, wait)) / 1e12,
+                }
+            )
+    return steps
+
+
+def summary(steps):
+    """Totals over ``step_breakdown`` output: ``{steps, step_seconds, input_seconds, ...}``."""
+    out = {"steps": len(steps)}
+    for key in ("duration_seconds", "input_seconds", "compute_seconds", "other_seconds"):
+        out[key] = round(sum(s[key] for s in steps), 9)
+    return out
