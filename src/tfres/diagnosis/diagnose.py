@@ -47,7 +47,16 @@ def diagnose(record: Record, *, rules: Sequence[Rule] | None = None) -> list[Fin
                     found.append(finding)
         except Exception as err:  # one broken rule must not hide the others
             log.warning("tfres: diagnosis rule %s failed: %s", getattr(rule, "__name__", rule), err)
-    return sort_findings(found)
+    return sort_findings(_without_repeats(found))
+
+
+#: a finding that says the same as a more specific one is left out
+_SAID_BY = {"compute_bound": ("cpu_bound", "input_bound", "cpu_single_core")}
+
+
+def _without_repeats(found: list[Finding]) -> list[Finding]:
+    rules = {f.rule for f in found}
+    return [f for f in found if not rules.intersection(_SAID_BY.get(f.rule, ()))]
 
 
 def top_finding(record: Record) -> Finding | None:

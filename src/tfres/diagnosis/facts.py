@@ -27,6 +27,8 @@ __all__ = [
     "samples_between",
     "background_cores",
     "input_wait_fraction",
+    "training_steps",
+    "TRAINING_KINDS",
     "mean",
     "percentile",
     "int_env",
@@ -246,18 +248,62 @@ def input_wait_fraction(steps: Sequence[dict[str, Any]]) -> float | None:
     return wait / total if total > 0 else None
 
 
+#: the ``kind`` of training steps (``tfres run``'s hook: Keras fit, a custom loop's hot
+#: tf.function); steps with no kind come from tfres's own step timer and are training too
+TRAINING_KINDS = ("fit", "loop", None)
+#: the phases (written by ``tfres run``'s hook) that are training
+TRAINING_PHASES = ("fit", "training loop")
+
+
+def training_steps(steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The training steps of ``record.steps`` (not evaluate/predict), without the first
+    step of each kind (tracing and graph building) when there are others."""
+    out = [s for s in steps if s.get("kind") in TRAINING_KINDS]
+    later = [s for s in out if not (s.get("kind") and s.get("step") == 0)]
+    return later or out
+
+
 def _window(record: Record) -> tuple[float, float] | None:
-    timed = [s for s in record.steps if isinstance(s.get("t_seconds"), (int, float))]
+    """The training steps' span; else the training phases'; else (no instrumentation at
+    all) the whole timeline. None when the run is known to have no training."""
+    timed = [
+        s for s in training_steps(record.steps) if isinstance(s.get("t_seconds"), (int, float))
+    ]
     if timed:
         start = min(float(s["t_seconds"]) for s in timed)
         end = max(float(s["t_seconds"]) + float(s.get("duration_seconds") or 0.0) for s in timed)
         return (start, end)
-    spans = [(p.start_seconds, p.end_seconds) for p in record.phases if p.end_seconds is not None]
+    spans = [
+        (p.start_seconds, p.end_seconds)
+        for p in record.phases
+        if p.end_seconds is not None and (p.name in TRAINING_PHASES or _is_bench_phase(p.name))
+    ]
     if spans:
         return (min(a for a, _ in spans), max(b for _, b in spans if b is not None))
+    if record.steps or record.phases:
+        return None  # instrumented, and nothing trained: no training window
     if record.samples:
         return (record.samples[0].t_seconds, record.samples[-1].t_seconds)
     return None
+
+
+def _is_bench_phase(name: str) -> bool:
+    """Phases not written by the hook (tfres bench workloads, a user's marks) count as work."""
+    return name not in _HOOK_PHASES and not name.startswith("fit epoch ")
+
+
+_HOOK_PHASES = (
+    "import tensorflow",
+    "set-up",
+    "start-up",
+    "first step",
+    "evaluate",
+    "validation",
+    "predict",
+    "model save",
+    "checkpoint save",
+    "after training",
+)
 
 
 def _logical_cores(cpu: dict[str, Any], samples: Sequence[Sample]) -> int | None:
@@ -316,7 +362,7 @@ def run_facts(record: Record) -> RunFacts:
     child_env = (record.control or {}).get("environment")
     if isinstance(child_env, dict):
         env.update({str(k): str(v) for k, v in child_env.items()})
-    fraction = input_wait_fraction(record.steps)
+    fraction = input_wait_fraction(training_steps(record.steps))
     if fraction is None:
         measured = (record.extra or {}).get("input_wait")
         if isinstance(measured, dict) and isinstance(

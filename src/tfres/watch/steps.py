@@ -226,7 +226,8 @@ def read_steps_file(
     ``t_seconds`` is put on the reader's timeline: seconds after ``t0_monotonic`` (the same
     clock, ``time.monotonic``, is shared by all processes of a Linux host), else after
     ``t0_wall`` (``time.time()``), else as the writer stored it. A missing file gives ``[]``;
-    a damaged line (a process killed mid-write) is skipped.
+    a damaged line (a process killed mid-write) is skipped. The steps ``tfres run``'s hook
+    found in a custom loop (``kind="loop"``) give way to the program's own timed steps.
     """
     p = Path(path)
     try:
@@ -253,6 +254,8 @@ def read_steps_file(
         elif t0_wall is not None and isinstance(raw.get("t_wall"), (int, float)):
             step["t_seconds"] = round(raw["t_wall"] - t0_wall, 6)
         steps.append(step)
+    if any("kind" not in s for s in steps):  # the program times its own loop: it knows best
+        steps = [s for s in steps if s.get("kind") != "loop"]
     return steps
 
 

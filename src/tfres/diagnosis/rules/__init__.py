@@ -30,6 +30,7 @@ from tfres.diagnosis.rules.gpu import (
     gpu_underused,
 )
 from tfres.diagnosis.rules.input import input_bound
+from tfres.diagnosis.rules.phases import compute_bound, phase_share, startup
 from tfres.diagnosis.rules.memory import (
     memory_growth,
     memory_pressure,
@@ -71,4 +72,7 @@ RULES: list[Rule] = [
     gpu_throttled,
     streaming,
     budget_reached,
+    startup,
+    phase_share,
+    compute_bound,
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tfres.diagnosis.facts import RunFacts, mean
+from tfres.diagnosis.facts import RunFacts, mean, training_steps
 from tfres.diagnosis.rules.base import Finding, pct, seconds, span_text
 
 __all__ = ["input_bound", "INPUT_BOUND_HIGH", "INPUT_BOUND_MODERATE"]
@@ -32,7 +32,11 @@ def input_bound(facts: RunFacts) -> Iterator[Finding]:
     fraction = facts.input_wait_fraction
     if fraction is None or fraction < INPUT_BOUND_MODERATE:
         return
-    steps = [s for s in facts.record.steps if isinstance(s.get("input_wait_seconds"), (int, float))]
+    steps = [
+        s
+        for s in training_steps(facts.record.steps)
+        if isinstance(s.get("input_wait_seconds"), (int, float))
+    ]
     if steps:
         wait = sum(float(s["input_wait_seconds"]) for s in steps)
         total = sum(float(s.get("duration_seconds") or 0.0) for s in steps)
@@ -46,6 +50,9 @@ def input_bound(facts: RunFacts) -> Iterator[Finding]:
         )
         if host_cpu is not None:
             evidence += f"; host CPU averaged {host_cpu:.0f}% meanwhile"
+        profile = facts.record.extra.get("profile") or {}
+        if profile.get("method"):
+            evidence += f"; measured by {profile['method']}"
     else:
         measured = facts.record.extra.get("input_wait") or {}
         evidence = (

@@ -1,0 +1,180 @@
+"""Phase rules: start-up, evaluation and saves that dominate a run, and what bounds a clean one.
+
+The phases come from ``tfres run``'s start-up hook (:mod:`tfres.devices.inject`): ``import
+tensorflow``, ``set-up`` (model build, compile, data, up to the first step), ``fit``,
+``training loop``, ``evaluate``/``validation``/``predict``, ``model save``/``checkpoint
+save``, ``after training``. Training rules (CPU, input) look at the training phases only;
+these rules speak for the rest, so a run with no training step still gets an answer and a
+start-up never gets training advice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tfres.diagnosis.facts import RunFacts, mean, training_steps
+from tfres.diagnosis.rules.base import Finding, cores, pct, seconds, span_text
+
+__all__ = [
+    "startup",
+    "phase_share",
+    "compute_bound",
+    "STARTUP_DOMINANT_RATIO",
+    "PHASE_DOMINANT_SHARE",
+    "WORK_PHASES",
+]
+
+#: Start-up is the story of the run (a warning, the top finding) when it took at least
+#: twice as long as all the work after it (training, evaluation, prediction, saves).
+STARTUP_DOMINANT_RATIO = 2.0
+#: Evaluation or saving is named when it takes >= 40% of the work after start-up: then it,
+#: not the training step, decides how long the run takes.
+PHASE_DOMINANT_SHARE = 0.40
+#: The phases that are work (everything after start-up that is not "after training").
+WORK_PHASES = ("fit", "training loop", "evaluate", "predict", "model save", "checkpoint save")
+_EVAL = ("evaluate", "validation", "predict")
+_SAVES = ("model save", "checkpoint save")
+
+
+def _total(facts: RunFacts, names: tuple[str, ...]) -> float:
+    return sum(
+        (p.end_seconds or p.start_seconds) - p.start_seconds
+        for p in facts.record.phases
+        if p.name in names
+    )
+
+
+def _run_seconds(facts: RunFacts) -> float | None:
+    r = facts.record
+    if r.elapsed_seconds:
+        return float(r.elapsed_seconds)
+    return r.samples[-1].t_seconds if r.samples else None
+
+
+def _startup_end(facts: RunFacts) -> float | None:
+    ends = [p.end_seconds for p in facts.record.phases if p.name in ("set-up", "start-up")]
+    return max((e for e in ends if e is not None), default=None)
+
+
+def _work_seconds(facts: RunFacts) -> float:
+    """Training, evaluation (not validation inside fit: fit covers it), prediction, saves."""
+    nested = _total(facts, ("validation",))
+    work = _total(facts, WORK_PHASES)
+    fit = _total(facts, ("fit",))
+    return max(0.0, work - (nested if fit else 0.0))
+
+
+def startup(facts: RunFacts) -> Iterator[Finding]:
+    """The time before the first step: its own line, never training advice."""
+    end = _startup_end(facts)
+    run = _run_seconds(facts)
+    if end is None or not run:
+        return
+    imports = _total(facts, ("import tensorflow",))
+    work = _work_seconds(facts)
+    share = min(1.0, end / run)
+    dominant = work == 0 or end >= STARTUP_DOMINANT_RATIO * work
+    parts = [f"TensorFlow's import {seconds(imports)}"] if imports else []
+    setup = _total(facts, ("set-up",))
+    if setup:
+        parts.append(f"model build, compile and data {seconds(setup)}")
+    steps = training_steps(facts.record.steps)
+    first = (
+        f"the first step started at t={end:.1f} s"
+        if steps or work
+        else "no training step ran"
+    )
+    yield Finding(
+        rule="startup",
+        severity="warning" if dominant else "info",
+        title=f"TensorFlow import and start-up: {seconds(end)}, {pct(share)} of this run",
+        evidence=f"{', '.join(parts) or 'start-up'}; {first}; the run took {seconds(run)}"
+        + (f", the work after start-up {seconds(work)}" if work else ""),
+        cause=(
+            "importing TensorFlow and building the model cost more than the work itself"
+            if dominant
+            else "a fixed cost paid once per process"
+        ),
+        fix=(
+            "do more work per process (more epochs or files per run) or keep a process alive "
+            "between jobs; import only what you use (import keras, not every TF submodule); "
+            "training advice does not apply to this time"
+        ),
+        span=(0.0, end),
+        impact=share if dominant else 0.1 * share,
+    )
+
+
+def phase_share(facts: RunFacts) -> Iterator[Finding]:
+    """Evaluation/prediction or model saves take >= 40% of the work after start-up."""
+    work = _work_seconds(facts)
+    if work <= 0:
+        return
+    for names, what, fix in (
+        (
+            _EVAL,
+            "Evaluation and prediction",
+            "evaluate less often: model.fit(..., validation_freq=5) or validation_steps=N; "
+            "evaluate with a larger batch_size; predict on a subset",
+        ),
+        (
+            _SAVES,
+            "Model and checkpoint saves",
+            "save less often: ModelCheckpoint(..., save_freq='epoch' or N*steps, "
+            "save_best_only=True, save_weights_only=True)",
+        ),
+    ):
+        spent = _total(facts, names)
+        share = spent / work
+        if share < PHASE_DOMINANT_SHARE:
+            continue
+        count = sum(1 for p in facts.record.phases if p.name in names)
+        yield Finding(
+            rule="phase_share",
+            severity="warning",
+            title=f"{what} take {pct(share)} of the work",
+            evidence=(
+                f"{count} {what.lower()} phase(s): {seconds(spent)} of {seconds(work)} of work "
+                f"after start-up (training {seconds(_total(facts, ('fit', 'training loop')))})"
+            ),
+            cause=f"{what.lower()} run often or long compared with the training steps",
+            fix=fix,
+            span=None,
+            impact=share,
+        )
+
+
+def compute_bound(facts: RunFacts) -> Iterator[Finding]:
+    """A training run with little input wait: the step itself bounds it (info)."""
+    steps = training_steps(facts.record.steps)
+    fraction = facts.input_wait_fraction
+    if not steps or fraction is None:
+        return
+    from tfres.diagnosis.rules.input import INPUT_BOUND_MODERATE
+
+    if fraction >= INPUT_BOUND_MODERATE:
+        return
+    usable = facts.usable_cores
+    cpu = mean(s.process_cpu_percent for s in facts.active)
+    on = f" on {cores(usable)}" if usable else ""
+    total = sum(float(s.get("duration_seconds") or 0.0) for s in steps)
+    evidence = (
+        f"{len(steps)} training steps of {seconds(total / len(steps))} on average, input wait "
+        f"{pct(fraction)} of step time ({span_text(facts.window)})"
+    )
+    if cpu is not None:
+        evidence += f"; the run averaged {cpu:.0f}% CPU ({cores(cpu / 100)})"
+    yield Finding(
+        rule="compute_bound",
+        severity="info",
+        title=f"Compute-bound{on}: the step is TensorFlow math",
+        evidence=evidence,
+        cause="the input keeps up; the training step's own computation sets the pace",
+        fix=(
+            "more cores or a GPU would help; or less math per step: mixed precision "
+            "keras.mixed_precision.set_global_policy('mixed_bfloat16'), XLA "
+            "model.compile(..., jit_compile=True), a smaller model"
+        ),
+        span=facts.window,
+        impact=1.0 - fraction,
+    )
