@@ -165,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
 
     points_tfres: list[int] = []
     base, other = ab_pairs(pairs, fit, lambda: with_tfres(fit, 0.1, points_tfres))
-    rows.append(summarize("tfres.watch.monitor, 10 Hz", base, other, interval=0.1, points=points_tfres))
+    rows.append(
+        summarize("tfres.watch.monitor, 10 Hz", base, other, interval=0.1, points=points_tfres)
+    )
 
     try:
         import mlflow
