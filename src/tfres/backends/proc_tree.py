@@ -256,7 +256,7 @@ class ProcessTree:
         now = self._clock()
         self._discover()
         full = self._full_memory_due(now)
-        started = time.thread_time()
+        started = time.thread_time() if full else 0.0
         cpu = 0.0
         threads = rss = 0
         uss: int | None = 0 if full else None
