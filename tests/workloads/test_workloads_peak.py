@@ -66,7 +66,8 @@ def test_zen3_vm_from_its_captured_cpuinfo_and_clock() -> None:
     assert p.gflops == pytest.approx(2 * 2.445426 * 32, abs=1e-3)
     assert p.how == (
         "2 physical cores x 2.45 GHz (/proc/cpuinfo cpu MHz) x 32 float32 FLOPs/cycle "
-        "(AMD Zen 3 (family 19h): 2 x 256-bit FMA)"
+        "(AMD Zen 3 (family 19h): 2 x 256-bit FMA); the nominal clock: cores that boost above "
+        "it can pass this peak"
     )
     assert estimate_peak(identity=ZEN3, clock=clock, dtype="float64").gflops == pytest.approx(
         2 * 2.445426 * 16, abs=1e-3
@@ -77,6 +78,15 @@ def test_xeon_vm_doubles_zen3_per_cycle() -> None:
     p = estimate_peak(identity=XEON, clock=ClockReading(2593.906, PROC_MHZ))
     assert p.gflops == pytest.approx(2 * 2.593906 * 64, abs=1e-3)
     assert p.clock_source == PROC_MHZ and "2 x 512-bit FMA" in p.how
+
+
+def test_a_rated_maximum_clock_carries_no_nominal_warning() -> None:
+    p = estimate_peak(identity=ZEN3, clock=ClockReading(3500.0, "cpufreq cpuinfo_max_freq"))
+    assert p.gflops == pytest.approx(2 * 3.5 * 32)
+    assert p.how.endswith(
+        "(cpufreq cpuinfo_max_freq) x 32 float32 FLOPs/cycle "
+        "(AMD Zen 3 (family 19h): 2 x 256-bit FMA)"
+    )
 
 
 def test_fingerprint_cores_include_affinity_and_hyperthreads() -> None:

@@ -34,6 +34,10 @@ from typing import Any
 
 from tfres.backends.cpu_peak import ClockReading, CpuIdentity, cpu_identity, max_clock
 
+#: where the clock came from when no cpufreq is there (most VMs): the nominal clock, not the
+#: boost (on the AMD EPYC VM of docs/benchmarks/bench.md, 2.45 GHz read, 3.1 GHz measured)
+NOMINAL_CLOCK_SOURCE = "/proc/cpuinfo cpu MHz"
+
 __all__ = ["PeakEstimate", "VectorUnits", "estimate_peak", "vector_units"]
 
 
@@ -195,4 +199,6 @@ def estimate_peak(
         f"{cores:g} physical cores x {clock.mhz / 1000:.2f} GHz ({clock.source}) x {per_cycle} "
         f"{dtype} FLOPs/cycle ({units.family})"
     )
+    if clock.source == NOMINAL_CLOCK_SOURCE:
+        how += "; the nominal clock: cores that boost above it can pass this peak"
     return PeakEstimate(gflops, cores, clock.mhz, clock.source, per_cycle, isa, dtype, how)
