@@ -27,6 +27,8 @@ COMMAND_MODULES = (
     "tfres.cli.runs",
     "tfres.cli.report",
     "tfres.cli.compare",
+    "tfres.cli.push",
+    "tfres.cli.import_records",
     "tfres.cli.export",
     "tfres.cli.batchsize",
     "tfres.cli.placement",

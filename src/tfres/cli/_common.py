@@ -27,6 +27,7 @@ __all__ = [
     "output_file_arg",
     "check_output_file",
     "check_output_folder",
+    "resolve_ref",
 ]
 
 
@@ -38,6 +39,21 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
         help="the SQLite store to use "
         "(default: $TFRES_STORE, else ~/.local/share/tfres/store.sqlite)",
     )
+
+
+def resolve_ref(ref: str, *, store: str | None = None, mlflow: str | None = None) -> Any:
+    """The record ``ref`` names: a store number, an id (or prefix), a file, or ``mlflow:RUN_ID``.
+
+    ``mlflow:`` runs are read from ``mlflow`` (a tracking URI), else ``$MLFLOW_TRACKING_URI``.
+    """
+    if ref.startswith("mlflow:"):
+        from tfres.export.mlflow import load_record
+        from tfres.watch.mlflow import tracking_uri
+
+        return load_record(ref, tracking_uri(mlflow))
+    from tfres.store import resolve_record
+
+    return resolve_record(ref, store=store)
 
 
 def add_json_option(parser: argparse.ArgumentParser) -> None:
