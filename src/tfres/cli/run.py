@@ -13,6 +13,7 @@ from tfres.cli._common import (
     size_arg,
     thread_count_arg,
 )
+from tfres.cli.push import add_mlflow_option, after_mlflow, make_sink
 from tfres.units import format_bytes, format_seconds
 
 DESCRIPTION = """\
@@ -163,6 +164,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="[HOST:]PORT",
         help="serve live metrics for Prometheus (on 127.0.0.1 unless HOST is given)",
     )
+    add_mlflow_option(p, "send the run to MLflow as it goes: system metrics, findings, the record")
     p.add_argument(
         "--no-instrument",
         action="store_true",
@@ -265,7 +267,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"e.g. tfres run --job resnet --worker {args.worker} -- CMD"
         )
     if args.profile is not None and args.no_instrument:
-        raise ValueError("--profile needs tfres's start-up hook in the command: drop --no-instrument")
+        raise ValueError(
+            "--profile needs tfres's start-up hook in the command: drop --no-instrument"
+        )
     env, description = _control(args)
     if args.checkpoint is not None:
         if args.memory_budget is None:
@@ -280,6 +284,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         control["devices"] = description
         control["environment"] = env
     store: bool | str = False if args.no_store else (args.store or True)
+    sink = make_sink(args)  # --mlflow: streamed from its own thread; a failure is one warning
+    if sink is not None:
+        env, watchers = {**env, **sink.child_env()}, [*watchers, sink]
     try:
         result = watch(
             command,
@@ -305,6 +312,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"tfres: error: {err}", file=sys.stderr)
         return err.exit_status
     _summary(result)
+    if sink is not None:
+        after_mlflow(sink.finish(result.record), result.record, result.store_number, args)
     if result.store_error and result.exit_status == 0:
         return 1  # the command did its work, but its record is not where it was asked to go
     return result.exit_status

@@ -1,11 +1,11 @@
 """Diagnosis: rules over a record that say what holds a run back, with evidence and a fix.
 
-``diagnose(record)`` runs every rule in :data:`tfres.diagnosis.rules.RULES` and returns the findings,
-most severe first and, within a severity, the largest impact first: ``findings[0]`` is "the
-top finding". Each :class:`Finding` carries the numbers from the record with their time span
-(``evidence``), the likely ``cause`` and a concrete ``fix`` (a code line or a command).
-``Finding.to_dict()`` gives ``{rule, severity, title, evidence, span, cause, fix}``, the
-form saved in ``record.findings``.
+``diagnose(record)`` runs every rule in :data:`tfres.diagnosis.rules.RULES` and returns the
+findings, most severe first and, within a severity, the largest impact first:
+``findings[0]`` is "the top finding". Each :class:`Finding` carries the numbers from the
+record with their time span (``evidence``), the likely ``cause`` and a concrete ``fix``
+(a code line or a command). ``Finding.to_dict()`` gives
+``{rule, severity, title, evidence, span, cause, fix}``, the form saved in ``record.findings``.
 
     findings = tfres.diagnose(record)
     if findings:

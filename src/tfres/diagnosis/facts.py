@@ -3,7 +3,10 @@
 A record's fingerprint may come from any tfres version, or lack sections: every value here
 is ``None`` when the record cannot tell, never a guess dressed up as a reading. The derived
 figures (usable cores, effective thread pools, background CPU, the active window) are the
-ones :mod:`tfres.diagnosis.diagnose` and :mod:`tfres.comparison.compare` both reason with, so the two always agree.
+ones :mod:`tfres.diagnosis.diagnose` and :mod:`tfres.comparison.compare` both reason with,
+so the two always agree. The window is the *training*: steps of ``fit`` or a custom loop
+(the first, tracing, left out), else the training phases; a run that is known to have no
+training has no window, so the training rules say nothing about its start-up.
 
     facts = run_facts(record)
     facts.usable_cores, facts.threads.tf_intra_op, facts.background_cores_mean

@@ -179,9 +179,11 @@ def watch(
     if instrument:
         from tfres.devices.child_env import instrument_environment
 
-        child_env.update(instrument_environment(
-            child_env, events_file=parts.events_file, profile=profile, profile_dir=profile_dir
-        ))
+        child_env.update(
+            instrument_environment(
+                child_env, events_file=parts.events_file, profile=profile, profile_dir=profile_dir
+            )
+        )
     sup = Supervisor(grace_seconds)
     # the handlers go in before the command starts: a signal in between is held for it
     with _forwarding(sup):

@@ -288,8 +288,11 @@ def read_events_file(
             start, end = raw.get("start_monotonic"), raw.get("end_monotonic")
             if isinstance(start, (int, float)) and isinstance(end, (int, float)):
                 record.phases.append(
-                    Phase(str(raw.get("name")), round(start - t0_monotonic, 6),
-                          round(end - t0_monotonic, 6))
+                    Phase(
+                        str(raw.get("name")),
+                        round(start - t0_monotonic, 6),
+                        round(end - t0_monotonic, 6),
+                    )
                 )
         elif event == "note" and raw.get("text") and raw["text"] not in record.notes:
             record.notes.append(str(raw["text"]))

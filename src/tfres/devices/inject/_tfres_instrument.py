@@ -1,3 +1,4 @@
+# ruff: noqa: UP004, UP031  (child-side: the style of sitecustomize.py, no tfres imports)
 """Zero-code instrumentation of TensorFlow/Keras in a ``tfres run`` child (no tfres needed).
 
 ``sitecustomize`` imports this when ``TFRES_INSTRUMENT=1``. It installs import hooks and,
@@ -39,7 +40,7 @@ _MAX_LOOP_STEPS = 200000
 _clock = time.monotonic
 
 
-class _Lines(object):
+class _Lines:
     """Appends JSON lines to a file; the first failure disables it (and is remembered)."""
 
     def __init__(self, path):
@@ -60,7 +61,7 @@ class _Lines(object):
                 self.path = None
 
 
-class Instrument(object):
+class Instrument:
     """The child's bookkeeping: phases, steps, notes, written as they happen."""
 
     def __init__(self, environ=None):
@@ -92,16 +93,24 @@ class Instrument(object):
             self.events.write({"event": "note", "text": text})
 
     def failed(self, where, err):
-        self.note("instrumentation: %s failed (%s: %s); the program ran on unchanged"
-                  % (where, type(err).__name__, err))
+        self.note(
+            "instrumentation: %s failed (%s: %s); the program ran on unchanged"
+            % (where, type(err).__name__, err)
+        )
 
     def step(self, kind, index, epoch, start, duration, batches=1, input_wait=None):
         if self.first_step is None:
             self.first_step = start
             self.phase("set-up", self.tf_import_end or self.t_start, start)
-        line = {"kind": kind, "step": index, "epoch": epoch, "batches": batches,
-                "duration_seconds": round(duration, 9), "t_monotonic": round(start, 6),
-                "t_wall": round(time.time() - (_clock() - start), 6)}
+        line = {
+            "kind": kind,
+            "step": index,
+            "epoch": epoch,
+            "batches": batches,
+            "duration_seconds": round(duration, 9),
+            "t_monotonic": round(start, 6),
+            "t_wall": round(time.time() - (_clock() - start), 6),
+        }
         if input_wait is not None:
             line["input_wait_seconds"] = round(input_wait, 9)
         self.steps.write(line)
@@ -121,7 +130,7 @@ def _parse_window(text, inst):
 # ---------------------------------------------------------------- import hooks
 
 
-class _PostImport(object):
+class _PostImport:
     """A meta-path finder calling ``after(module, start, end)`` once ``name`` is imported."""
 
     def __init__(self, name, after):
@@ -175,14 +184,17 @@ def _after_keras(keras, start, end):
     except ImportError:
         version = str(getattr(keras, "__version__", "2"))
     if not version.startswith("3"):
-        INSTRUMENT.note("Keras %s is not Keras 3: its fit/evaluate/predict steps are not "
-                        "instrumented (custom-loop tf.functions still are)" % version)
+        INSTRUMENT.note(
+            "Keras %s is not Keras 3: its fit/evaluate/predict steps are not "
+            "instrumented (custom-loop tf.functions still are)" % version
+        )
         return
     from keras.src import backend
 
     if backend.backend() != "tensorflow":
-        INSTRUMENT.note("Keras runs on the %s backend: tfres instruments TensorFlow only"
-                        % backend.backend())
+        INSTRUMENT.note(
+            "Keras runs on the %s backend: tfres instruments TensorFlow only" % backend.backend()
+        )
         return
     from _tfres_keras import patch_keras
 
@@ -199,7 +211,7 @@ def _after_other(name):
 # ---------------------------------------------------------------- custom loops
 
 
-class _LoopStats(object):
+class _LoopStats:
     __slots__ = ("name", "calls", "steps", "last_end", "first_start")
 
     def __init__(self, name):
@@ -273,14 +285,15 @@ def _write_loop_steps():
         return
     measured = any(w > 0 for _, _, w in hot.steps)
     for i, (begin, duration, wait) in enumerate(hot.steps):
-        INSTRUMENT.step("loop", i, None, begin, duration,
-                        input_wait=wait if measured else None)
+        INSTRUMENT.step("loop", i, None, begin, duration, input_wait=wait if measured else None)
     INSTRUMENT.phase("first step", hot.steps[0][0], hot.steps[0][0] + hot.steps[0][1])
     INSTRUMENT.phase("training loop", hot.first_start, hot.last_end, function=hot.name)
     INSTRUMENT.last_work_end = max(INSTRUMENT.last_work_end or 0, hot.last_end)
     if not measured:
-        INSTRUMENT.note("custom loop %s: no tf.data iterator was read between its calls, so "
-                        "input wait was not measured (Python iterators are not timed)" % hot.name)
+        INSTRUMENT.note(
+            "custom loop %s: no tf.data iterator was read between its calls, so "
+            "input wait was not measured (Python iterators are not timed)" % hot.name
+        )
 
 
 # ---------------------------------------------------------------- the end
@@ -311,8 +324,10 @@ def _why_no_steps():
     if "keras" not in mods and not INSTRUMENT.loops:
         return "no steps: TensorFlow was imported but no Keras fit or tf.function ran"
     if INSTRUMENT.loops:
-        return ("no steps: no Keras fit/evaluate/predict, and no tf.function was called %d times "
-                "or more (TF1 sessions are not instrumented)" % HOT_CALLS)
+        return (
+            "no steps: no Keras fit/evaluate/predict, and no tf.function was called %d times "
+            "or more (TF1 sessions are not instrumented)" % HOT_CALLS
+        )
     return "no steps: Keras was imported but fit/evaluate/predict never ran a step"
 
 

@@ -1,3 +1,4 @@
+# ruff: noqa: UP004, UP031  (child-side: the style of sitecustomize.py, no tfres imports)
 """The Keras 3 part of the child's instrumentation (see :mod:`_tfres_instrument`).
 
 ``fit``/``evaluate``/``predict`` of ``TensorFlowTrainer`` get one more callback (first in the
@@ -28,7 +29,9 @@ def patch_keras(keras, inst):
 
     callback_cls = _callback_class(keras, inst)
     for name in ("fit", "evaluate", "predict"):
-        setattr(TensorFlowTrainer, name, _entry(name, getattr(TensorFlowTrainer, name), callback_cls))
+        setattr(
+            TensorFlowTrainer, name, _entry(name, getattr(TensorFlowTrainer, name), callback_cls)
+        )
     for name, phase in (("save", "model save"), ("save_weights", "checkpoint save")):
         setattr(Model, name, _timed(phase, getattr(Model, name)))
 
@@ -48,7 +51,8 @@ def _timed(phase, original):
 
 
 def _entry(kind, original, callback_cls):
-    """fit/evaluate/predict with our callback first in ``callbacks`` (a list, not a CallbackList)."""
+    """fit/evaluate/predict with our callback first in ``callbacks`` (a list, not a
+    CallbackList: fit's own validation passes its CallbackList, which has it already)."""
     position = 5 if kind == "fit" else (6 if kind == "evaluate" else 4)
 
     def wrapper(self, *args, **kwargs):
@@ -62,7 +66,7 @@ def _entry(kind, original, callback_cls):
                 cb = callback_cls(kind)
                 chosen = [cb] + list(given or [])
                 if len(args) > position:
-                    args = args[:position] + (chosen,) + args[position + 1:]
+                    args = args[:position] + (chosen,) + args[position + 1 :]
                 else:
                     kwargs["callbacks"] = chosen
         except Exception as err:
@@ -120,7 +124,7 @@ def _save_and_exit(model):
         core.INSTRUMENT.note("stopped at a batch boundary on SIGUSR1 and saved %s" % path)
     except Exception as err:
         core.INSTRUMENT.failed("saving the checkpoint to %s" % path, err)
-        raise SystemExit(1)
+        raise SystemExit(1) from err
     raise SystemExit(0)
 
 
@@ -239,7 +243,9 @@ def _window_step(cb, index):
 
     (first, last), user = _window()
     if _WINDOW["state"] == "waiting" and first <= index <= last:
-        logdir = core.INSTRUMENT.profile_dir if user and core.INSTRUMENT.profile_dir else core._tmpdir()
+        logdir = (
+            core.INSTRUMENT.profile_dir if user and core.INSTRUMENT.profile_dir else core._tmpdir()
+        )
         tf.profiler.experimental.start(logdir)
         _WINDOW.update(state="on", logdir=logdir, window=(first, last), user=user)
     if _WINDOW["state"] == "on":
@@ -278,8 +284,10 @@ def finish_profiles(inst):
         _WINDOW["state"] = "done"
         inst.profiled.append((_WINDOW["logdir"], _WINDOW["user"], _WINDOW["window"]))
     if inst.window is not None and _WINDOW["state"] == "waiting":
-        inst.note("--profile %d:%d: the program ended before train step %d; no profile written"
-                  % (inst.window[0], inst.window[1], inst.window[0]))
+        inst.note(
+            "--profile %d:%d: the program ended before train step %d; no profile written"
+            % (inst.window[0], inst.window[1], inst.window[0])
+        )
     for logdir, user, window in inst.profiled:
         try:
             _read_profile(inst, logdir, user, window)
@@ -299,16 +307,29 @@ def _read_profile(inst, logdir, user, window):
         return
     steps = xplane.step_breakdown(path)
     for s in steps:
-        inst.events.write({"event": "input_wait", "kind": s["kind"], "step": s["step"],
-                           "input_wait_seconds": round(s["input_seconds"], 9)})
-    line = {"event": "profile", "window": list(window), "user": user,
-            "method": "profiler trace: IteratorGetNext time inside each step marker",
-            "summary": xplane.summary(steps),
-            "steps": [{k: (round(v, 9) if isinstance(v, float) else v) for k, v in s.items()}
-                      for s in steps]}
+        inst.events.write(
+            {
+                "event": "input_wait",
+                "kind": s["kind"],
+                "step": s["step"],
+                "input_wait_seconds": round(s["input_seconds"], 9),
+            }
+        )
+    line = {
+        "event": "profile",
+        "window": list(window),
+        "user": user,
+        "method": "profiler trace: IteratorGetNext time inside each step marker",
+        "summary": xplane.summary(steps),
+        "steps": [
+            {k: (round(v, 9) if isinstance(v, float) else v) for k, v in s.items()} for s in steps
+        ],
+    }
     if user:
         line["dir"] = os.path.abspath(logdir)
         if window[1] > max([s["step"] for s in steps] or [window[0]]):
-            inst.note("--profile %d:%d: the program had only %d steps in the window"
-                      % (window[0], window[1], len(steps)))
+            inst.note(
+                "--profile %d:%d: the program had only %d steps in the window"
+                % (window[0], window[1], len(steps))
+            )
     inst.events.write(line)

@@ -1,3 +1,4 @@
+# ruff: noqa: UP004, UP031  (child-side: the style of sitecustomize.py, no tfres imports)
 """Read a TensorFlow profiler trace (``*.xplane.pb``): per-step input wait, compute and other.
 
 Runs in the child (``tfres run``'s start-up hook) and in tfres alike: standard library plus

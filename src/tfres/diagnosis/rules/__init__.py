@@ -30,7 +30,6 @@ from tfres.diagnosis.rules.gpu import (
     gpu_underused,
 )
 from tfres.diagnosis.rules.input import input_bound
-from tfres.diagnosis.rules.phases import compute_bound, phase_share, startup
 from tfres.diagnosis.rules.memory import (
     memory_growth,
     memory_pressure,
@@ -38,6 +37,7 @@ from tfres.diagnosis.rules.memory import (
     streaming,
     swap_growth,
 )
+from tfres.diagnosis.rules.phases import compute_bound, phase_share, startup
 from tfres.record import Record
 
 __all__ = ["RULES", "Rule", "record_rule"]

@@ -79,11 +79,7 @@ def startup(facts: RunFacts) -> Iterator[Finding]:
     if setup:
         parts.append(f"model build, compile and data {seconds(setup)}")
     steps = training_steps(facts.record.steps)
-    first = (
-        f"the first step started at t={end:.1f} s"
-        if steps or work
-        else "no training step ran"
-    )
+    first = f"the first step started at t={end:.1f} s" if steps or work else "no training step ran"
     yield Finding(
         rule="startup",
         severity="warning" if dominant else "info",

@@ -1,0 +1,239 @@
+"""Unmodified Keras/TF scripts (no tfres import) under `tfres run`: the start-up hook records
+steps with measured input wait, phases, notes; --no-instrument; --profile; SIGUSR1 + checkpoint."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tfres.devices.child_env import INJECT_DIR
+from tfres.diagnosis.facts import run_facts
+from tfres.record import Record, load
+
+pytestmark = pytest.mark.slow
+
+GENERATOR_FIT = """
+import time
+import numpy as np
+import keras
+
+def batches():
+    while True:
+        time.sleep(0.02)  # a slow reader: the step waits for it
+        yield np.ones((16, 8), "float32"), np.ones((16, 1), "float32")
+
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4), keras.layers.Dense(1)])
+model.compile("sgd", "mse", steps_per_execution={spe})
+model.fit(batches(), steps_per_epoch=30, epochs=2, verbose=0)
+model.evaluate(batches(), steps=3, verbose=0)
+"""
+
+STARTUP_ONLY = """
+import tensorflow as tf
+import keras
+tf.config.list_physical_devices("GPU")
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(64), keras.layers.Dense(1)])
+x = sum(i * i for i in range(3_000_000))  # some Python work, no training step
+"""
+
+CUSTOM_LOOP = """
+import time
+import tensorflow as tf
+
+def slow(i):
+    time.sleep(0.02)
+    return tf.ones((16, 8))
+
+ds = tf.data.Dataset.range(40).map(lambda i: tf.py_function(slow, [i], tf.float32))
+w = tf.Variable(tf.ones((8, 1)))
+
+@tf.function
+def train_step(x):
+    w.assign_sub(0.01 * tf.reduce_mean(tf.matmul(x, w)) * tf.ones((8, 1)))
+
+for x in ds:
+    train_step(x)
+"""
+
+
+def _run(tmp_path: Path, python: str, script: str, *options: str) -> tuple[Record, str]:
+    pytest.importorskip("tensorflow")
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(script))
+    out = tmp_path / "run.json"
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env.pop("TFRES_STEPS_FILE", None)
+    cmd = [python, "-m", "tfres", "run", "--no-store", "--out", str(out), *options]
+    proc = subprocess.run(
+        [*cmd, "--", python, str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return load(out), proc.stderr
+
+
+def _names(record: Record) -> list[str]:
+    return [p.name for p in record.phases]
+
+
+def test_generator_fit_gets_steps_input_wait_and_phases(tmp_path: Path, python: str) -> None:
+    record, _ = _run(tmp_path, python, GENERATOR_FIT.format(spe=1))
+    fit = [s for s in record.steps if s.get("kind") == "fit"]
+    assert len(fit) == 60 and [s["epoch"] for s in fit].count(1) == 30
+    waited = [s for s in fit if s.get("input_wait_seconds") is not None]
+    assert len(waited) == 20  # the default profiler window, steps 5-24
+    assert all(0 <= s["input_wait_seconds"] <= s["duration_seconds"] for s in waited)
+    # the reader sleeps 20 ms per batch; the model is tiny: most of each step is waiting
+    assert run_facts(record).input_wait_fraction > 0.6
+    names = _names(record)
+    for name in ("import tensorflow", "set-up", "first step", "fit", "fit epoch 0", "fit epoch 1"):
+        assert name in names
+    assert "evaluate" in names and "after training" in names
+    assert record.findings[0]["rule"] == "input_bound"
+    assert record.extra["profile"]["summary"]["steps"] == 20
+
+
+def test_steps_per_execution_counts_executions(tmp_path: Path, python: str) -> None:
+    record, _ = _run(tmp_path, python, GENERATOR_FIT.format(spe=5))
+    fit = [s for s in record.steps if s.get("kind") == "fit"]
+    assert len(fit) == 12 and all(s["batches"] == 5 for s in fit)  # 2 epochs x 30 / 5
+    assert any(s.get("input_wait_seconds") is not None for s in fit)
+
+
+def test_startup_only_script_gets_no_training_advice(tmp_path: Path, python: str) -> None:
+    record, _ = _run(tmp_path, python, STARTUP_ONLY)
+    assert record.steps == []
+    assert record.findings[0]["rule"] == "startup"
+    assert record.findings[0]["title"].startswith("TensorFlow import and start-up:")
+    rules = {f["rule"] for f in record.findings}
+    assert not rules & {"cpu_single_core", "cpu_bound", "input_bound", "compute_bound"}
+    assert any(n.startswith("no steps:") for n in record.notes)
+    assert "import tensorflow" in _names(record)
+
+
+def test_custom_loop_steps_with_tf_data_wait(tmp_path: Path, python: str) -> None:
+    record, _ = _run(tmp_path, python, CUSTOM_LOOP)
+    loop = [s for s in record.steps if s.get("kind") == "loop"]
+    assert len(loop) == 40
+    assert run_facts(record).input_wait_fraction > 0.5  # the serial py_function sleeps 20 ms
+    assert "training loop" in _names(record)
+
+
+def test_no_instrument_leaves_the_child_alone(tmp_path: Path, python: str) -> None:
+    record, _ = _run(tmp_path, python, GENERATOR_FIT.format(spe=1), "--no-instrument")
+    assert record.steps == [] and record.phases == []
+
+
+def test_profile_window_writes_a_tensorboard_trace(tmp_path: Path, python: str) -> None:
+    record, _ = _run(tmp_path, python, GENERATOR_FIT.format(spe=1), "--profile", "3:6")
+    profile = record.extra["profile"]
+    assert profile["user"] is True and profile["window"] == [3, 6]
+    assert [s["step"] for s in profile["steps"]] == [3, 4, 5, 6]
+    assert list(Path(profile["dir"]).glob("plugins/profile/*/*.xplane.pb"))
+    s = profile["summary"]
+    parts = s["input_seconds"] + s["compute_seconds"] + s["other_seconds"]
+    assert parts == pytest.approx(s["duration_seconds"], rel=0.01)
+
+
+def test_profile_window_after_the_end_is_a_note(tmp_path: Path, python: str) -> None:
+    record, _ = _run(tmp_path, python, GENERATOR_FIT.format(spe=1), "--profile", "500:510")
+    assert any("ended before train step 500" in n for n in record.notes)
+
+
+@pytest.mark.parametrize("window", ["20:10", "abc", "5", "-1:3"])
+def test_bad_profile_window_is_one_line(python: str, window: str) -> None:
+    proc = subprocess.run(
+        [python, "-m", "tfres", "run", "--no-store", f"--profile={window}", "--", "true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert repr(window) in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_hook_failure_becomes_a_note_and_the_program_runs_on(tmp_path: Path, python: str) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the profile folder should go")
+    record, _ = _run(
+        tmp_path,
+        python,
+        GENERATOR_FIT.format(spe=1),
+        "--profile",
+        "2:4",
+        "--profile-dir",
+        str(blocker / "sub"),
+    )
+    assert any(n.startswith("instrumentation:") for n in record.notes), record.notes
+    assert len([s for s in record.steps if s.get("kind") == "fit"]) == 60  # it ran to the end
+
+
+def test_sigusr1_with_checkpoint_stops_fit_and_saves(tmp_path: Path, python: str) -> None:
+    pytest.importorskip("tensorflow")
+    script = tmp_path / "long.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import sys, time
+            import numpy as np
+            import keras
+
+            def batches():
+                n = 0
+                while True:
+                    n += 1
+                    if n == 10:
+                        print("TRAINING", flush=True)
+                    time.sleep(0.01)
+                    yield np.ones((16, 8), "float32"), np.ones((16, 1), "float32")
+
+            model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            model.fit(batches(), steps_per_epoch=100, epochs=100, verbose=0)
+            print("FINISHED", flush=True)
+            """
+        )
+    )
+    ckpt = tmp_path / "stopped.keras"
+    env = dict(
+        os.environ,
+        TF_CPP_MIN_LOG_LEVEL="3",
+        PYTHONPATH=str(INJECT_DIR),
+        TFRES_INSTRUMENT="1",
+        TFRES_CHECKPOINT=str(ckpt),
+    )
+    proc = subprocess.Popen(
+        [python, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "TRAINING"
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGUSR1)
+        rest = proc.communicate(timeout=60)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0
+    assert "FINISHED" not in rest  # stopped at the next batch and exited
+    assert ckpt.stat().st_size > 0
+
+
+def test_sigusr1_outside_fit_keeps_the_default(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(INJECT_DIR), TFRES_INSTRUMENT="1", TFRES_CHECKPOINT="x")
+    code = "import os, signal; os.kill(os.getpid(), signal.SIGUSR1); print('survived')"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == -signal.SIGUSR1 and "survived" not in proc.stdout
