@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tfres.cli._common import add_json_option, add_store_option, console, interval_arg, print_json
+from tfres.cli.push import add_mlflow_option, mlflow_uri, push_after
 
 EPILOG = """\
 examples:
@@ -78,6 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-store", action="store_true", help="do not save the record in the store")
     add_store_option(p)
+    add_mlflow_option(p, "also send the record to MLflow (metrics, findings, report)")
     add_json_option(p)
     p.set_defaults(func=cmd_bench)
 
@@ -156,6 +158,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         resolve_devices(args.device, fingerprint=fingerprint(processes=False).to_dict())
     store: bool | str = False if args.no_store else (args.store or True)
+    uri = mlflow_uri(args)  # --mlflow without a URI or $MLFLOW_TRACKING_URI: before the work
     if not args.no_html and args.html is not None:  # before the work, not after it
         from tfres.session import check_output_path
 
@@ -177,6 +180,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         console(stderr=True).print(
             f"tfres: error: the record was not saved: {saved.error}", markup=False
         )
+    if uri is not None:
+        push_after(record, number, args, uri)
     html_path = None
     if not args.no_html:
         from tfres.report.html import write_html

@@ -71,7 +71,7 @@ def after_mlflow(result: Any, record: Any, number: int | None, args: argparse.Na
     record.extra["mlflow"] = result.to_dict()
     if number is not None:
         _save_again(record, args)
-    ref = str(number) if number is not None else (args.out or "RUN")
+    ref = str(number) if number is not None else (getattr(args, "out", None) or "RUN")
     if result.error:
         print(
             f"tfres: MLflow: not sent ({result.error}); the record is kept locally; "
