@@ -12,7 +12,9 @@ from tfres.cli._common import (
     console,
     output_file_arg,
     print_json,
+    resolve_ref,
 )
+from tfres.cli.push import add_mlflow_option
 
 EPILOG = """\
 examples:
@@ -20,6 +22,7 @@ examples:
   tfres compare desktop.json laptop.json   two record files (e.g. tfres bench on each machine)
   tfres compare 3 7 --html compare.html    also write a self-contained HTML page
   tfres compare 3 7 --json                 the comparison as JSON
+  tfres compare 3 mlflow:3f2a...           a local run against one sent to MLflow
 
 Ratios are B over A: 2.00x means B took twice as long. A difference above 1.25x is
 explained from the environment differences that account for it (thread pools, usable
@@ -52,17 +55,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--all", action="store_true", help="list the unchanged environment items too")
     add_store_option(p)
+    add_mlflow_option(p, "read mlflow:RUN_ID records from this MLflow server")
     add_json_option(p)
     p.set_defaults(func=cmd_compare)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from tfres.comparison.compare import compare
-    from tfres.store import resolve_record
 
     check_output_file(args.html, "--html")  # before the work: a bad path wastes none of it
-    a = resolve_record(args.a, store=args.store)
-    b = resolve_record(args.b, store=args.store)
+    a = resolve_ref(args.a, store=args.store, mlflow=args.mlflow)
+    b = resolve_ref(args.b, store=args.store, mlflow=args.mlflow)
     comparison = compare(a, b)
     if args.html:
         from tfres.record import atomic_write_bytes

@@ -7,7 +7,14 @@ from pathlib import Path
 
 from rich.text import Text
 
-from tfres.cli._common import add_store_option, check_output_file, console, output_file_arg
+from tfres.cli._common import (
+    add_store_option,
+    check_output_file,
+    console,
+    output_file_arg,
+    resolve_ref,
+)
+from tfres.cli.push import add_mlflow_option, mlflow_uri
 
 EPILOG = """\
 examples:
@@ -15,8 +22,11 @@ examples:
   tfres report 3 --html run3.html      ... and a self-contained HTML page (works offline)
   tfres report runs/a.json --html a.html
   tfres report --job resnet            the workers of a multi-worker job, side by side
+  tfres report --job resnet --mlflow http://mlflow:5000   ... workers of several machines
+  tfres report mlflow:3f2a...          a run sent to MLflow ($MLFLOW_TRACKING_URI)
 
-RUN is a store number (see `tfres runs`), an id or its prefix, or a record file.
+RUN is a store number (see `tfres runs`), an id or its prefix, a record file, or
+mlflow:RUN_ID (read from --mlflow URI, else $MLFLOW_TRACKING_URI).
 """
 
 
@@ -46,6 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="report every worker of this multi-worker job instead of one run",
     )
     add_store_option(p)
+    add_mlflow_option(p, "read mlflow:RUN_ID and --job runs from this MLflow server")
     p.set_defaults(func=cmd_report)
 
 
@@ -56,9 +67,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.run is None:
         raise ValueError("tfres report needs a RUN (a number from `tfres runs`) or --job NAME")
     from tfres.report.terminal import render_record
-    from tfres.store import resolve_record
 
-    record = resolve_record(args.run, store=args.store)
+    record = resolve_ref(args.run, store=args.store, mlflow=args.mlflow)
     out = console()
     render_record(record, out)
     if args.html:
@@ -77,9 +87,20 @@ def _job_report(args: argparse.Namespace) -> int:
         raise ValueError(
             f"give either RUN or --job, not both (got {args.run!r} and --job {args.job!r})"
         )
-    with Store(args.store, readonly=True) as store:
-        records = store.records(job=args.job)
-        path = store.path
+    uri = mlflow_uri(args)
+    if uri is not None:
+        from tfres.export.mlflow import job_records
+
+        records = job_records(args.job, uri)
+        if not records:
+            raise StoreError(
+                f"no MLflow runs tagged tfres.job={args.job!r} on {uri}; record them with "
+                f"`tfres run --mlflow {uri} --job {args.job} --worker N -- CMD`"
+            )
+    else:
+        with Store(args.store, readonly=True) as store:
+            records = store.records(job=args.job)
+            path = store.path
     if not records:
         raise StoreError(
             f"no runs of job {args.job!r} in store {path}; record them with "
