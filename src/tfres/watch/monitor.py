@@ -45,7 +45,16 @@ class Monitor:
         prometheus: str | int | None = None,
         job: str | None = None,
         worker: int | None = None,
+        mlflow: str | bool | None = None,
     ) -> None:
+        self._mlflow_sink: Any = None
+        if mlflow is not None and mlflow is not False:
+            from tfres.watch.mlflow import tracking_uri
+            from tfres.watch.mlflow_sink import MlflowSink
+
+            self._mlflow_sink = MlflowSink(tracking_uri(mlflow), run_name=label, in_process=True)
+        #: where the record went in MLflow (``MlflowResult``) after exit, with ``mlflow=``
+        self.mlflow: Any = None
         self.sampler = sampler or Sampler(interval, gpus=gpus)
         self.record = Record(kind=kind, label=label, job=job, worker=worker)
         self.session = RecordSession(self.record, self.sampler, store=store, out=out)
@@ -65,6 +74,9 @@ class Monitor:
             )
             self.sampler.add_listener(self.prometheus.update)
             self.record.extra["prometheus_url"] = self.prometheus.url
+        if self._mlflow_sink is not None:
+            self._mlflow_sink.start(self.record)  # from its own thread: never waits here
+            self.sampler.add_listener(self._mlflow_sink.on_sample)
         self.session.start()
         self._entered = True
         return self
@@ -114,6 +126,8 @@ class Monitor:
             r.status, r.end_reason = "failed", f"{exc_type.__name__}: {exc}"
         # saving never raises, so it cannot hide the user's own exception
         self.store_number = self.session.save().store_number
+        if self._mlflow_sink is not None:  # never raises: a failure is one warning
+            self.mlflow = self._mlflow_sink.finish(r)
 
 
 def monitor(
@@ -126,6 +140,7 @@ def monitor(
     prometheus: str | int | None = None,
     job: str | None = None,
     worker: int | None = None,
+    mlflow: str | bool | None = None,
 ) -> Monitor:
     """Watch the code in a ``with`` block; the record is ``m.record`` afterwards.
 
@@ -135,6 +150,10 @@ def monitor(
     why). ``prometheus="9100"`` or ``"0.0.0.0:9100"`` serves the live values for Prometheus
     while the block runs (127.0.0.1 unless a host is given), labelled ``job``/``worker``.
     The TensorFlow allocator is read once the block's code has started TensorFlow.
+    ``mlflow="http://HOST:5000"`` (True: ``$MLFLOW_TRACKING_URI``) sends the samples to an
+    MLflow run as system metrics while the block runs, then the findings, a fingerprint and
+    the record; inside ``mlflow.start_run()``, or when the block starts one, that run is used
+    (``m.mlflow.run_id``). A server that fails costs one warning, never the block.
 
         with tfres.monitor(label="exp1") as m:
             model.fit(x, y)
@@ -150,4 +169,5 @@ def monitor(
         prometheus=prometheus,
         job=job,
         worker=worker,
+        mlflow=mlflow,
     )
