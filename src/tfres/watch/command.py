@@ -265,6 +265,8 @@ class _Parts:
             self.dashboard = LiveDashboard(argv, interval=interval)
             child_env.setdefault("PYTHONUNBUFFERED", "1")  # show lines as they are printed
         self.steps_file, self.own_steps_file = _steps_file(child_env)
+        if self.exporter is not None:  # step histograms, read as the command writes them
+            self.exporter.follow_steps(self.steps_file)
         fd, self.events_file = tempfile.mkstemp(prefix="tfres-events-", suffix=".jsonl")
         os.close(fd)
 

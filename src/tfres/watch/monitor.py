@@ -73,6 +73,7 @@ class Monitor:
                 self._prometheus_address, job=self.record.job, worker=self.record.worker
             )
             self.sampler.add_listener(self.prometheus.update)
+            self.prometheus.follow_steps(self.record.steps)
             self.record.extra["prometheus_url"] = self.prometheus.url
         if self._mlflow_sink is not None:
             self._mlflow_sink.start(self.record)  # from its own thread: never waits here

@@ -8,18 +8,23 @@ seconds, watts, celsius, hertz) and ratios from 0 to 1 (``tfres_gpu_utilization_
 ``nvidia-smi``'s ``utilization.gpu`` / 100). ``job`` and ``worker`` labels are set when the
 run has them, so one Prometheus can watch every worker of a cluster. A value that could not
 be read is left out of the scrape, never reported as 0. The server listens on 127.0.0.1
-unless a host is given.
+unless a host is given. Once the run's steps are known (``tfres.steps.timed``, the Keras
+hook of ``tfres run``), ``tfres_step_duration_seconds`` and ``tfres_step_input_wait_seconds``
+histograms are served too (:mod:`tfres.watch.prometheus_steps`); docs/prometheus.md has a
+scrape configuration for N workers, recording rules and a straggler alert.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from tfres.errors import TfresError
 from tfres.timeline import Sample
+from tfres.watch.prometheus_steps import StepHistograms
 
 __all__ = ["PrometheusExporter", "parse_address", "METRICS"]
 
@@ -138,10 +143,11 @@ class _SampleCollector:
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import GaugeMetricFamily
 
+        names, values = self._exporter.label_names, self._exporter.label_values
+        yield from self._exporter.steps.families(names, values)
         sample = self._exporter.latest
         if sample is None:
             return
-        names, values = self._exporter.label_names, self._exporter.label_values
         for name, help_text, attr, scale in METRICS:
             value = getattr(sample, attr)
             if value is not None:
@@ -216,6 +222,8 @@ class PrometheusExporter:
             self.label_values.append(str(worker))
         self._lock = threading.Lock()
         self._latest: Sample | None = None
+        #: step-time and input-wait histograms, once steps are known (:meth:`follow_steps`)
+        self.steps = StepHistograms()
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(_SampleCollector(self))  # type: ignore[arg-type]
         try:
@@ -238,6 +246,17 @@ class PrometheusExporter:
     def latest(self) -> Sample | None:
         with self._lock:
             return self._latest
+
+    def follow_steps(self, source: str | os.PathLike[str] | Sequence[dict[str, Any]]) -> None:
+        """Export the steps appended to ``source`` as histograms, read anew at each scrape.
+
+        ``source`` is a steps file (``$TFRES_STEPS_FILE`` of ``tfres run``) or a list
+        (``record.steps`` of ``tfres.monitor``).
+        """
+        if isinstance(source, (str, os.PathLike)):
+            self.steps.follow_file(source)
+        else:
+            self.steps.follow(source)
 
     def update(self, sample: Sample) -> None:
         """Serve ``sample`` from now on."""
