@@ -9,6 +9,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -221,3 +222,47 @@ def test_a_bad_interval_is_refused_before_anything_runs(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"at least 0.01 seconds \(got 1e-09\)"):
         watch(["touch", str(marker)], interval=1e-9, store=False)
     assert not marker.exists()
+
+
+def _voluntary_switches(tid: int) -> int:
+    status = Path(f"/proc/self/task/{tid}/status").read_text()
+    return int(status.split("voluntary_ctxt_switches:")[1].split()[0])
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="per-thread /proc")
+def test_waiting_for_the_command_does_not_wake_the_main_thread() -> None:
+    proc = subprocess.Popen(["sleep", "1"], **new_group_options())
+    sup = Supervisor(grace_seconds=5)
+    sup.attach(proc)
+    tid = threading.get_native_id()
+    before = _voluntary_switches(tid)
+    assert sup.wait(0.05) == 0
+    # one sleep until the exit (a polling loop at 0.05 s would switch ~20 times)
+    assert _voluntary_switches(tid) - before <= 4
+
+
+def test_a_stop_that_is_not_obeyed_is_killed_after_the_grace_while_tfres_waits(
+    tmp_path: Path,
+) -> None:
+    ready = tmp_path / "ready"
+
+    class StopWhenReady:
+        def on_start(self, pid: int) -> None: ...
+
+        def on_sample(self, sample: object) -> str | None:
+            return "asked by a watcher" if ready.exists() else None
+
+        def on_stop(self, record: Record) -> None: ...
+
+    t0 = time.monotonic()
+    result = watch(
+        [sys.executable, "-c", IGNORES_TERM, str(ready)],
+        store=False,
+        interval=0.05,
+        grace_seconds=0.5,
+        watchers=[StopWhenReady()],
+        instrument=False,
+    )
+    assert result.exit_status == 128 + signal.SIGKILL
+    assert result.record.end_reason == "stopped by tfres: asked by a watcher (SIGKILL after 0.5 s)"
+    assert time.monotonic() - t0 < 30

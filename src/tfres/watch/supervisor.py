@@ -15,6 +15,7 @@ tree (shell children, ``multiprocessing`` workers). What tfres promises (docs/re
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import threading
@@ -64,6 +65,10 @@ class Supervisor:
         self._closed = False
         self._asked_at: float | None = None
         self._oom_kills_at_start: int | None = None
+        #: drives the grace once a stop is under way (see _escalate_when_due)
+        self._grace_thread: threading.Thread | None = None
+        self._grace_lock = threading.RLock()  # RLock: a signal handler may come in between
+        self._ended = threading.Event()
 
     # -- signals -----------------------------------------------------------------------------
     def on_signal(self, signum: int, frame: FrameType | None) -> None:
@@ -78,6 +83,7 @@ class Supervisor:
         else:
             self.received.append(f"{name} (passed on to the command)")
             self.ladder.terminate(signum)
+        self._escalate_when_due()
         self.wake.set()
 
     def attach(self, proc: subprocess.Popen[bytes]) -> None:
@@ -92,6 +98,8 @@ class Supervisor:
                 self.ladder.terminate(signum)
             else:
                 self.ladder.kill()
+        if self._pending:
+            self._escalate_when_due()
         self._pending.clear()
         self.wake.set()
 
@@ -108,7 +116,38 @@ class Supervisor:
                 self.ladder.send_leader(ask)
             elif ask is None:
                 self.ladder.terminate()
+            self._escalate_when_due()
         self.wake.set()
+
+    def _escalate_when_due(self) -> None:
+        """Start the thread that sends the next step of the ladder when it is due (once)."""
+        with self._grace_lock:
+            if self._grace_thread is not None or self._ended.is_set():
+                return
+            self._grace_thread = threading.Thread(
+                target=self._grace_loop, name="tfres-grace", daemon=True
+            )
+            self._grace_thread.start()
+
+    def _next_step_at(self) -> float | None:
+        """When the next step is due on the clock: SIGTERM after an unanswered request,
+        SIGKILL after SIGTERM; None when there is none left."""
+        ladder = self.ladder
+        if ladder is None or ladder.killed:
+            return None
+        if ladder.terminated_at is not None:
+            return ladder.terminated_at + self.grace_seconds
+        if self._asked_at is not None:
+            return self._asked_at + self.grace_seconds
+        return None
+
+    def _grace_loop(self) -> None:
+        assert self.proc is not None
+        while self.proc.poll() is None:
+            due = self._next_step_at()
+            if due is None or self._ended.wait(max(0.0, due - self._clock())):
+                return
+            self.poll()
 
     def poll(self) -> None:
         """Escalate when due: SIGTERM after an unanswered request, SIGKILL after the grace."""
@@ -119,9 +158,18 @@ class Supervisor:
             self.ladder.terminate()
         self.ladder.poll()
 
-    def wait(self, tick: float, refresh: Callable[[], None] | None = None) -> int:
-        """Wait for the command, polling the ladder every ``tick`` s; returns its returncode."""
+    def wait(self, tick: float = 0.5, refresh: Callable[[], None] | None = None) -> int:
+        """Wait for the command; returns its returncode.
+
+        With ``refresh`` (the live dashboard) the loop wakes every ``tick`` s to redraw.
+        Without it nothing wakes periodically: the main thread sleeps in ``waitid`` until the
+        command exits or (holding the terminal) stops; a signal runs its handler in between
+        (Python retries the wait), and the grace is driven by a thread of its own
+        (:meth:`_escalate_when_due`), started once a stop is under way.
+        """
         assert self.proc is not None
+        if refresh is None and hasattr(os, "waitid"):
+            self._block_until_exit()
         while self.proc.poll() is None:
             self.wake.wait(tick)
             self.wake.clear()
@@ -130,6 +178,21 @@ class Supervisor:
             if refresh is not None:
                 refresh()
         return self.proc.wait()
+
+    def _block_until_exit(self) -> None:
+        """Sleep in ``waitid`` (not reaping: ``Popen`` does that) until the command exits."""
+        assert self.proc is not None
+        while True:
+            flags = os.WEXITED | os.WNOWAIT | (os.WSTOPPED if self.has_terminal else 0)
+            try:
+                info = os.waitid(os.P_PID, self.proc.pid, flags)
+            except ChildProcessError:  # reaped already (another thread's Popen.poll)
+                return
+            if info is None or info.si_code != os.CLD_STOPPED:
+                return
+            self._follow_job_control()
+            if self.has_terminal and stopped(self.proc.pid):
+                return  # still stopped after all: fall back to the polling loop
 
     def _follow_job_control(self) -> None:
         """Ctrl-Z stopped the command (it holds the terminal): stop tfres too, so the shell
@@ -167,6 +230,7 @@ class Supervisor:
         if self._closed:
             return
         self._closed = True
+        self._ended.set()
         if self.ladder is not None:
             self.left_behind = self.ladder.finish_group()
         self.terminal.take_back()
