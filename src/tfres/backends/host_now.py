@@ -10,7 +10,6 @@ figures are psutil's (same rules, checked against it in the tests). Elsewhere ps
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -158,15 +157,17 @@ def _proc_stat_cores(read: Callable[[str], bytes] = read_once) -> list[tuple[flo
         text = read("/proc/stat")
     except OSError:
         return None
+    # the cpuN lines come first; the long "intr" line after them is never split
+    end = text.find(b"\nintr")
     cores: list[tuple[float, float]] = []
-    for line in text.split(b"\n"):
-        if not line.startswith(b"cpu") or line.startswith(b"cpu "):
+    for line in text[: end if end > 0 else len(text)].split(b"\n")[1:]:
+        if not line.startswith(b"cpu"):
             continue
-        values = [int(v) for v in line.split()[1:]]
-        # user nice system idle iowait irq softirq steal guest guest_nice
-        total = sum(values[:8])
-        busy = total - values[3] - (values[4] if len(values) > 4 else 0)
-        cores.append((float(busy), float(total)))
+        # user nice system idle iowait irq softirq steal (guest, guest_nice: inside user)
+        values = line.split(None, 9)[1:9]
+        total = sum(map(int, values))
+        busy = total - int(values[3]) - (int(values[4]) if len(values) > 4 else 0)
+        cores.append((busy, total))
     return cores or None
 
 
@@ -196,11 +197,19 @@ def _meminfo(read: Callable[[str], bytes] = read_once) -> dict[str, int] | None:
         text = read("/proc/meminfo")
     except OSError:
         return None
-    out = {name.decode(): int(kib) * 1024 for name, kib in _MEMINFO_LINE.findall(text)}
+    out: dict[str, int] = {}
+    for name, key in _MEMINFO_KEYS:
+        start = text.find(key)  # each is at the start of a line: MemTotal first, then "\n..."
+        if start >= 0:
+            start += len(key)
+            out[name] = int(text[start : text.find(b"k", start)]) * 1024
     return out if "MemTotal" in out else None
 
 
-_MEMINFO_LINE = re.compile(rb"^(MemTotal|MemAvailable|SwapTotal|SwapFree):\s+(\d+)", re.M)
+_MEMINFO_KEYS = tuple(
+    (name, (b"" if name == "MemTotal" else b"\n") + name.encode() + b":")
+    for name in ("MemTotal", "MemAvailable", "SwapTotal", "SwapFree")
+)
 _whole_disks: set[bytes] | None = None
 
 
