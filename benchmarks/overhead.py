@@ -2,6 +2,11 @@
 
     python benchmarks/overhead.py             # 5 runs per watcher, 30 s windows, 3 fit pairs
     python benchmarks/overhead.py --quick     # 3 runs, 8 s windows, 2 fit pairs (~5 min)
+    python benchmarks/overhead.py --baseline /tmp/old/src --only-tfres   # A/B two trees
+
+With ``--baseline SRC`` (the ``src`` folder of another tfres tree, e.g. from ``git archive``)
+each ``tfres run`` row is measured for this tree and for that one, interleaved run by run
+(ABBA), both started as ``python -m tfres`` (``PYTHONPATH=SRC`` for the baseline).
 
 On a machine with ``--others`` (100) extra idle processes started for the run, measures
 side by side, each watcher a separate process whose CPU (user+system, every thread) the
@@ -137,27 +142,49 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
-def steady_cost(make_argv: Any, repeats: int, window: float, env: dict[str, str]) -> dict:
-    """CPU per wall second of the watcher process over ``window`` seconds of steady state.
+def one_cost(make_argv: Any, window: float, env: dict[str, str]) -> float:
+    """CPU per wall second (% of one core) of one watcher over ``window`` s of steady state.
 
     The watcher runs ``sleep WARMUP+window+2``; its CPU is read after the warm-up and again
     ``window`` seconds later, so neither its start-up nor its saving of results counts.
     """
-    costs = []
-    for _ in range(repeats):
-        argv = make_argv(f"{WARMUP_SECONDS + window + 2:g}")
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            time.sleep(WARMUP_SECONDS)
-            cpu0, t0 = _cpu_seconds(proc.pid), time.monotonic()
-            time.sleep(window)
-            cpu1, t1 = _cpu_seconds(proc.pid), time.monotonic()
-        finally:
-            _, err = proc.communicate()
-        if proc.returncode != 0:
-            raise RuntimeError(f"{argv[:4]} exited {proc.returncode}: {err[-600:]!r}")
-        costs.append(100.0 * (cpu1 - cpu0) / (t1 - t0))
+    argv = make_argv(f"{WARMUP_SECONDS + window + 2:g}")
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        time.sleep(WARMUP_SECONDS)
+        cpu0, t0 = _cpu_seconds(proc.pid), time.monotonic()
+        time.sleep(window)
+        cpu1, t1 = _cpu_seconds(proc.pid), time.monotonic()
+    finally:
+        _, err = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{argv[:4]} exited {proc.returncode}: {err[-600:]!r}")
+    return 100.0 * (cpu1 - cpu0) / (t1 - t0)
+
+
+def _summary(costs: list[float]) -> dict:
     return {"median": statistics.median(costs), "min": min(costs), "max": max(costs)}
+
+
+def steady_cost(make_argv: Any, repeats: int, window: float, env: dict[str, str]) -> dict:
+    """:func:`one_cost` ``repeats`` times: the median, min and max."""
+    return _summary([one_cost(make_argv, window, env) for _ in range(repeats)])
+
+
+def steady_cost_ab(
+    make_argv: Any, repeats: int, window: float, env: dict[str, str], baseline: str
+) -> tuple[dict, dict]:
+    """This tree (A) and the tree at ``baseline`` (B), interleaved ABBA, one run each in turn."""
+    env_b = {**env, "PYTHONPATH": baseline}
+    a: list[float] = []
+    b: list[float] = []
+    for i in range(repeats):
+        for which in "AB" if i % 2 == 0 else "BA":
+            if which == "A":
+                a.append(one_cost(make_argv, window, env))
+            else:
+                b.append(one_cost(make_argv, window, env_b))
+    return _summary(a), _summary(b)
 
 
 def fit_ratio(pairs: int, samples: int, env: dict[str, str]) -> dict:
@@ -199,7 +226,7 @@ def _nvml_opens() -> str | None:
         return f"NVML does not open here ({type(err).__name__})"
 
 
-def watchers(store: str) -> list[tuple[str, Any, str | None]]:
+def watchers(store: str, tfres: list[str]) -> list[tuple[str, Any, str | None]]:
     nvml_reason = _nvml_opens()
     try:
         import mlflow  # noqa: F401
@@ -208,9 +235,9 @@ def watchers(store: str) -> list[tuple[str, Any, str | None]]:
     except ImportError:
         mlflow_reason = "mlflow is not installed"
     return [
-        ("tfres run, 10 Hz", lambda n: [TFRES, "run", "--no-store", "--interval", "0.1",
+        ("tfres run, 10 Hz", lambda n: [*tfres, "run", "--no-store", "--interval", "0.1",
                                         "--", "sleep", n], None),
-        ("tfres run, 100 Hz", lambda n: [TFRES, "run", "--no-store", "--interval", "0.01",
+        ("tfres run, 100 Hz", lambda n: [*tfres, "run", "--no-store", "--interval", "0.01",
                                          "--", "sleep", n], None),
         ("bare psutil loop (floor), 10 Hz", lambda n: [PYTHON, "-c", FLOOR, "0.1", n], None),
         ("bare psutil loop (floor), 100 Hz", lambda n: [PYTHON, "-c", FLOOR, "0.01", n], None),
@@ -228,6 +255,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=None, help="window (30; quick 8)")
     parser.add_argument("--others", type=int, default=100, help="idle processes to add (100)")
     parser.add_argument("--no-fit", action="store_true", help="skip the Keras fit ratio")
+    parser.add_argument(
+        "--baseline", metavar="SRC", help="also run tfres from this src folder, interleaved"
+    )
+    parser.add_argument(
+        "--only-tfres", action="store_true", help="only the tfres run rows (no floor, MLflow)"
+    )
     args = parser.parse_args(argv)
     repeats = args.repeats or (3 if args.quick else 5)
     seconds = args.seconds or (8.0 if args.quick else 30.0)
@@ -241,11 +274,20 @@ def main(argv: list[str] | None = None) -> int:
         print("| watcher | CPU, % of one core (median) | min-max |")
         print("|---|---|---|")
         with tempfile.TemporaryDirectory(prefix="tfres-bench-mlflow-") as store:
-            for name, make_argv, skipped in watchers(store):
+            tfres = [PYTHON, "-m", "tfres"] if args.baseline else [TFRES]
+            for name, make_argv, skipped in watchers(store, tfres):
+                is_tfres = name.startswith("tfres run")
+                if args.only_tfres and not is_tfres:
+                    continue
                 if skipped:
                     print(f"| {name} | skipped: {skipped} | |")
                     continue
-                cost = steady_cost(make_argv, repeats, seconds, env)
+                if args.baseline and is_tfres:
+                    cost, base = steady_cost_ab(make_argv, repeats, seconds, env, args.baseline)
+                    print(f"| {name}, baseline {args.baseline} | **{base['median']:.2f}%** | "
+                          f"{base['min']:.2f}-{base['max']:.2f} |")  # fmt: skip
+                else:
+                    cost = steady_cost(make_argv, repeats, seconds, env)
                 print(f"| {name} | **{cost['median']:.2f}%** | "
                       f"{cost['min']:.2f}-{cost['max']:.2f} |", flush=True)  # fmt: skip
         if not args.no_fit:
