@@ -57,7 +57,7 @@ def make_sink(args: argparse.Namespace) -> Any:
         return None
     from tfres.watch.mlflow_sink import MlflowSink
 
-    sink = MlflowSink(uri, run_name=args.label, html=html_bytes)
+    sink = MlflowSink(uri, run_name=args.label, html=html_bytes, warn=False)  # after_mlflow says
     sink.start()
     return sink
 

@@ -32,8 +32,9 @@ class MlflowSink:
     that run; else a run the watched script makes is joined once MLflow tags it, and until
     then tfres logs to a run of its own in ``experiment`` (default:
     ``$MLFLOW_EXPERIMENT_NAME``/``_ID``, else MLflow's default experiment). Nothing here
-    raises into the work: failures end the streaming with one warning, and
-    :meth:`finish` says in ``MlflowResult.error`` what did not get there.
+    raises into the work: failures end the streaming with one warning (``warn=False``: none,
+    the caller says it), and :meth:`finish` says in ``MlflowResult.error`` what did not get
+    there.
 
         sink = MlflowSink("http://127.0.0.1:5000", run_name="exp1")
         sink.start(record); sampler.add_listener(sink.on_sample); ...; sink.finish(record)
@@ -51,6 +52,7 @@ class MlflowSink:
         max_points: int = DEFAULT_MAX_POINTS,
         in_process: bool = False,
         html: Callable[[Record], bytes] | None = None,
+        warn: bool = True,
     ) -> None:
         self.uri = uri
         self.result = m.MlflowResult(uri, run_id=run_id)
@@ -62,6 +64,7 @@ class MlflowSink:
         self._flush_seconds = flush_seconds
         self._html = html
         self._in_process = in_process
+        self._warn = warn
         self._stream = MetricStream(max_points=max_points)
         self._queue: deque[MetricPoint] = deque(maxlen=_MAX_QUEUE)
         self._history: list[MetricPoint] = []
@@ -255,6 +258,9 @@ class MlflowSink:
             return
         text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         self.result.error = text[:300]
+        if not self._warn:  # the caller says it in its own line (tfres run)
+            log.info("tfres: MLflow: %s", text)
+            return
         log.warning("tfres: MLflow: %s; the record is kept locally (tfres push sends it)", text)
 
 
