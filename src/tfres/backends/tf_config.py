@@ -47,12 +47,16 @@ MIB = 1 << 20
 GROWTH_ENV = "TF_FORCE_GPU_ALLOW_GROWTH"
 
 
-def tensorflow() -> Any:
-    """The ``tensorflow`` module; :class:`MissingDependencyError` when it is not installed."""
+def tensorflow(purpose: str = "device configuration") -> Any:
+    """The ``tensorflow`` module, through :func:`tfres.backends.tf.load_tensorflow`.
+
+    The one place a missing TensorFlow becomes a :class:`MissingDependencyError` naming
+    ``purpose`` and the extra to install; every backend that needs the module calls this.
+    """
     try:
         return load_tensorflow()
     except ImportError as err:
-        raise MissingDependencyError("tensorflow", "device configuration", "cpu") from err
+        raise MissingDependencyError("tensorflow", purpose, "cpu") from err
 
 
 def runtime_start_cause() -> str:

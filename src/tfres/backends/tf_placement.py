@@ -15,7 +15,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tfres.errors import MissingDependencyError, TooLateError
+from tfres.backends.tf_config import tensorflow
+from tfres.errors import TooLateError
 
 __all__ = [
     "tensorflow",
@@ -30,17 +31,10 @@ __all__ = [
 
 log = logging.getLogger("tfres")
 
+#: what a missing TensorFlow is needed for, in its error message
+_PURPOSE = "placement advice"
+
 _DEVICE_RE = re.compile(r"(?:^|/)(?:device:)?(cpu|gpu|tpu)[:/](\d+)$", re.IGNORECASE)
-
-
-def tensorflow(purpose: str = "placement advice") -> Any:
-    """The ``tensorflow`` module; :class:`MissingDependencyError` when it is not installed."""
-    from tfres.backends.tf import load_tensorflow
-
-    try:
-        return load_tensorflow()
-    except ImportError as err:
-        raise MissingDependencyError("tensorflow", purpose, "cpu") from err
 
 
 def short_device_name(name: str) -> str:
@@ -60,7 +54,7 @@ def logical_devices() -> list[str]:
 
     Listing logical devices starts the TensorFlow runtime (device settings are then fixed).
     """
-    tf = tensorflow()
+    tf = tensorflow(_PURPOSE)
     names = [short_device_name(d.name) for d in tf.config.list_logical_devices()]
     return [n for n in names if n.split(":")[0] in ("CPU", "GPU")]
 
@@ -83,7 +77,7 @@ def ensure_logical_cpus(count: int) -> None:
         raise ValueError(f"logical CPU count must be >= 1 (got {count})")
     from tfres.backends.tf import runtime_started
 
-    tf = tensorflow()
+    tf = tensorflow(_PURPOSE)
     cpu = _physical_cpu(tf)
     if runtime_started():
         have = len([d for d in tf.config.list_logical_devices("CPU")])
@@ -104,12 +98,12 @@ def ensure_logical_cpus(count: int) -> None:
 
 def on_device(device: str) -> Any:
     """``with on_device("GPU:0"):`` creates the ops inside on ``device`` (``tf.device``)."""
-    return tensorflow().device(device)
+    return tensorflow(_PURPOSE).device(device)
 
 
 def sync_devices() -> None:
     """Wait until every device finished its queued work (a no-op on CPUs)."""
-    tf = tensorflow()
+    tf = tensorflow(_PURPOSE)
     sync = getattr(getattr(tf.test, "experimental", None), "sync_devices", None)
     if sync is None:
         return
@@ -147,7 +141,7 @@ def call_once(
     every tensor it returns is copied back to host memory with ``.numpy()`` (transfer out),
     waiting for the device after each part so no part's work leaks into the next.
     """
-    tf = tensorflow()
+    tf = tensorflow(_PURPOSE)
     name = "/" + device
     t0 = clock()
     with tf.device(name):
@@ -201,7 +195,7 @@ def placed_ops(fn: Callable[..., Any], args: Sequence[Any], device: str) -> list
     pairs; function plumbing (``_Arg``, ``_Send``, ...) is included, callers filter it.
     Raises ``RuntimeError`` when TensorFlow returns no metadata (a changed private API).
     """
-    tf = tensorflow()
+    tf = tensorflow(_PURPOSE)
     from tensorflow.python.eager import context
 
     python_fn = getattr(fn, "python_function", fn)

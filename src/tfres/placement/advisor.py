@@ -15,10 +15,18 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from tfres.backends import tf_placement as backend
+from tfres.backends.tf_placement import PLUMBING_OPS, placed_ops, short_device_name
 from tfres.errors import NoGpuError, TfresError
+from tfres.placement.advice import (
+    CLEAR_RATIO,
+    DeviceTiming,
+    OpPlacement,
+    PlacementAdvice,
+    PlacementLog,
+)
 from tfres.units import format_seconds
 from tfres.user_code import check_reference, load_callable
 
@@ -34,11 +42,6 @@ __all__ = [
     "summarize_placement",
 ]
 
-#: A device "clearly" wins when its median is at least this much faster than the next one
-#: and the two spreads (quartiles) do not overlap; below that, timings on a busy machine
-#: wander by about as much (the benchmark in docs/benchmarks/placement.md shows the spread).
-CLEAR_RATIO = 1.10
-
 
 def _ms(seconds: float | None) -> str:
     if seconds is None:
@@ -48,173 +51,6 @@ def _ms(seconds: float | None) -> str:
     if seconds < 1:
         return f"{seconds * 1e3:.1f} ms"
     return format_seconds(seconds)
-
-
-@dataclass(frozen=True)
-class DeviceTiming:
-    """Median seconds of one call of the function on ``device``, in three parts.
-
-    ``transfer_in_seconds``: copying the array arguments onto the device; ``compute_seconds``:
-    the call itself; ``transfer_out_seconds``: copying the returned tensors back to host
-    memory. ``total_*`` are over the per-call sums. All ``None`` with ``error`` set when the
-    function failed on this device.
-    """
-
-    device: str
-    transfer_in_seconds: float | None = None
-    compute_seconds: float | None = None
-    transfer_out_seconds: float | None = None
-    total_seconds: float | None = None
-    total_min_seconds: float | None = None
-    total_max_seconds: float | None = None
-    repeats: int = 0
-    error: str | None = None
-
-    @property
-    def transfer_seconds(self) -> float | None:
-        """Input plus output transfer (medians)."""
-        if self.transfer_in_seconds is None or self.transfer_out_seconds is None:
-            return None
-        return self.transfer_in_seconds + self.transfer_out_seconds
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "device": self.device,
-            "transfer_in_seconds": self.transfer_in_seconds,
-            "compute_seconds": self.compute_seconds,
-            "transfer_out_seconds": self.transfer_out_seconds,
-            "total_seconds": self.total_seconds,
-            "total_min_seconds": self.total_min_seconds,
-            "total_max_seconds": self.total_max_seconds,
-            "repeats": self.repeats,
-            "error": self.error,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> DeviceTiming:
-        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
-        return cls(**known)
-
-
-@dataclass(frozen=True)
-class OpPlacement:
-    """``count`` ops of type ``op_type`` ran on ``device``; ``off_target`` when that is not
-    the device the function was pinned to."""
-
-    op_type: str
-    device: str
-    count: int
-    off_target: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "op_type": self.op_type,
-            "device": self.device,
-            "count": self.count,
-            "off_target": self.off_target,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> OpPlacement:
-        return cls(str(d["op_type"]), str(d["device"]), int(d["count"]), bool(d.get("off_target")))
-
-
-@dataclass(frozen=True)
-class PlacementLog:
-    """Where TensorFlow placed the ops of the function pinned to ``target``.
-
-    ``fell_back``: op types that ran on a CPU although the function was pinned to a GPU (no
-    GPU kernel, or soft placement moved them). ``copies``: tensors sent between devices
-    inside the function. ``error`` says why the log is missing, if it is.
-    """
-
-    target: str
-    ops: tuple[OpPlacement, ...] = ()
-    fell_back: tuple[str, ...] = ()
-    copies: int = 0
-    source: str = "run_metadata"
-    error: str | None = None
-
-    @property
-    def off_target(self) -> tuple[str, ...]:
-        """Op types placed on another device than ``target``."""
-        return tuple(sorted({o.op_type for o in self.ops if o.off_target}))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "target": self.target,
-            "ops": [o.to_dict() for o in self.ops],
-            "fell_back": list(self.fell_back),
-            "copies": self.copies,
-            "source": self.source,
-            "error": self.error,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> PlacementLog:
-        return cls(
-            target=str(d["target"]),
-            ops=tuple(OpPlacement.from_dict(o) for o in d.get("ops") or ()),
-            fell_back=tuple(d.get("fell_back") or ()),
-            copies=int(d.get("copies") or 0),
-            source=str(d.get("source") or "run_metadata"),
-            error=d.get("error"),
-        )
-
-
-@dataclass(frozen=True)
-class PlacementAdvice:
-    """Where to run a function, and the timings and placements that say so.
-
-    ``best_device`` is the device with the lowest median total time; ``speedup`` is the next
-    device's median over the best one's (``None`` with a single device). ``clear`` is False
-    when the difference is within the noise (see :data:`CLEAR_RATIO`); the verdict then says
-    that any of them will do.
-    """
-
-    best_device: str | None
-    speedup: float | None
-    clear: bool
-    verdict: str
-    timings: tuple[DeviceTiming, ...] = ()
-    placements: tuple[PlacementLog, ...] = ()
-    repeats: int = 0
-    warmup: int = 0
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    def timing(self, device: str) -> DeviceTiming:
-        """The timing of ``device`` (``KeyError`` when it was not timed)."""
-        for t in self.timings:
-            if t.device == device:
-                return t
-        raise KeyError(device)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "best_device": self.best_device,
-            "speedup": self.speedup,
-            "clear": self.clear,
-            "verdict": self.verdict,
-            "timings": [t.to_dict() for t in self.timings],
-            "placements": [p.to_dict() for p in self.placements],
-            "repeats": self.repeats,
-            "warmup": self.warmup,
-            "notes": list(self.notes),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> PlacementAdvice:
-        return cls(
-            best_device=d.get("best_device"),
-            speedup=d.get("speedup"),
-            clear=bool(d.get("clear")),
-            verdict=str(d.get("verdict") or ""),
-            timings=tuple(DeviceTiming.from_dict(t) for t in d.get("timings") or ()),
-            placements=tuple(PlacementLog.from_dict(p) for p in d.get("placements") or ()),
-            repeats=int(d.get("repeats") or 0),
-            warmup=int(d.get("warmup") or 0),
-            notes=tuple(d.get("notes") or ()),
-        )
 
 
 # -- measuring --------------------------------------------------------------------------
@@ -244,8 +80,6 @@ def _timing(device: str, parts: dict[str, list[float]]) -> tuple[DeviceTiming, l
 
 
 def _placement_log(fn: Callable[..., Any], args: Sequence[Any], device: str) -> PlacementLog:
-    from tfres.backends.tf_placement import placed_ops
-
     try:
         ops = placed_ops(fn, args, device)
     except Exception as err:  # a function that cannot be traced still gets its timings
@@ -263,8 +97,6 @@ def summarize_placement(ops: Sequence[tuple[str, str]], device: str) -> Placemen
         summarize_placement([("MatMul", "GPU:0"), ("AsString", "CPU:0")], "GPU:0").fell_back
         # ('AsString',)
     """
-    from tfres.backends.tf_placement import PLUMBING_OPS
-
     counts = Counter((op, where) for op, where in ops if op not in PLUMBING_OPS)
     copies = sum(1 for op, _ in ops if op in ("_Send", "_HostSend"))
     rows = tuple(
@@ -329,8 +161,6 @@ def _verdict(
 
 
 def _resolve_devices(devices: Sequence[str] | str | None, visible: list[str]) -> list[str]:
-    from tfres.backends.tf_placement import short_device_name
-
     if devices is None:
         return visible
     wanted = [d for d in devices.split(",")] if isinstance(devices, str) else list(devices)
@@ -380,53 +210,12 @@ def advise_placement(
         advice = tfres.advise_placement(model, x_batch, devices=["CPU:0", "GPU:0"])
         print(advice.verdict)
     """
-    if not callable(fn):
-        raise ValueError(f"fn must be callable (got {type(fn).__name__})")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be a whole number >= 1 (got {repeats!r})")
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"warmup must be a whole number >= 0 (got {warmup!r})")
-    from tfres.backends import tf_placement as backend
-
+    _check_arguments(fn, repeats, warmup)
     if logical_cpus is not None:
         backend.ensure_logical_cpus(logical_cpus)
     targets = _resolve_devices(devices, backend.logical_devices())
-    parts: dict[str, dict[str, list[float]]] = {
-        d: {"transfer_in": [], "compute": [], "transfer_out": []} for d in targets
-    }
-    errors: dict[str, str] = {}
-
-    def call(device: str, keep: bool) -> None:
-        try:
-            t_in, t_compute, t_out = backend.call_once(fn, example_args, device)
-        except Exception as err:  # the function may have no kernel on one device
-            errors[device] = f"{type(err).__name__}: {err}".splitlines()[0][:300]
-            return
-        if keep:
-            parts[device]["transfer_in"].append(t_in)
-            parts[device]["compute"].append(t_compute)
-            parts[device]["transfer_out"].append(t_out)
-
-    for device in targets:
-        for _ in range(warmup):
-            if device not in errors:
-                call(device, keep=False)
-    # interleaved rounds, the order rotated each round: drift and neighbours' load hit
-    # every device alike instead of whichever was timed last
-    for round_index in range(repeats):
-        shift = round_index % len(targets)
-        for device in targets[shift:] + targets[:shift]:
-            if device not in errors:
-                call(device, keep=True)
-    timings: list[DeviceTiming] = []
-    totals: dict[str, list[float]] = {}
-    for device in targets:
-        if device in errors:
-            timings.append(DeviceTiming(device=device, error=errors[device]))
-            continue
-        timing, per_call = _timing(device, parts[device])
-        timings.append(timing)
-        totals[device] = per_call
+    parts, errors = _time_devices(fn, example_args, targets, repeats=repeats, warmup=warmup)
+    timings, totals = _device_timings(targets, parts, errors)
     ok = [t for t in timings if t.total_seconds is not None]
     if not ok:
         details = "; ".join(f"{t.device}: {t.error}" for t in timings)
@@ -446,3 +235,68 @@ def advise_placement(
         warmup=warmup,
         notes=notes,
     )
+
+
+def _check_arguments(fn: Callable[..., Any], repeats: int, warmup: int) -> None:
+    if not callable(fn):
+        raise ValueError(f"fn must be callable (got {type(fn).__name__})")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be a whole number >= 1 (got {repeats!r})")
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup must be a whole number >= 0 (got {warmup!r})")
+
+
+#: per device, the seconds of each kept call's parts: transfer_in, compute, transfer_out
+_Parts = dict[str, dict[str, list[float]]]
+
+
+def _time_devices(
+    fn: Callable[..., Any], args: Sequence[Any], targets: list[str], *, repeats: int, warmup: int
+) -> tuple[_Parts, dict[str, str]]:
+    """``warmup`` dropped calls per device, then ``repeats`` interleaved rounds of kept ones.
+
+    Returns the parts of the kept calls and, per device whose call raised, the first line
+    of the error (that device is not called again).
+    """
+    parts: _Parts = {d: {"transfer_in": [], "compute": [], "transfer_out": []} for d in targets}
+    errors: dict[str, str] = {}
+
+    def call(device: str, keep: bool) -> None:
+        try:
+            t_in, t_compute, t_out = backend.call_once(fn, args, device)
+        except Exception as err:  # the function may have no kernel on one device
+            errors[device] = f"{type(err).__name__}: {err}".splitlines()[0][:300]
+            return
+        if keep:
+            parts[device]["transfer_in"].append(t_in)
+            parts[device]["compute"].append(t_compute)
+            parts[device]["transfer_out"].append(t_out)
+
+    for device in targets:
+        for _ in range(warmup):
+            if device not in errors:
+                call(device, keep=False)
+    # interleaved rounds, the order rotated each round: drift and neighbours' load hit
+    # every device alike instead of whichever was timed last
+    for round_index in range(repeats):
+        shift = round_index % len(targets)
+        for device in targets[shift:] + targets[:shift]:
+            if device not in errors:
+                call(device, keep=True)
+    return parts, errors
+
+
+def _device_timings(
+    targets: list[str], parts: _Parts, errors: dict[str, str]
+) -> tuple[list[DeviceTiming], dict[str, list[float]]]:
+    """One :class:`DeviceTiming` per device (its error when it failed) and each one's totals."""
+    timings: list[DeviceTiming] = []
+    totals: dict[str, list[float]] = {}
+    for device in targets:
+        if device in errors:
+            timings.append(DeviceTiming(device=device, error=errors[device]))
+            continue
+        timing, per_call = _timing(device, parts[device])
+        timings.append(timing)
+        totals[device] = per_call
+    return timings, totals

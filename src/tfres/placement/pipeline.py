@@ -32,6 +32,11 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from tfres.backends.tf_config import tensorflow
+from tfres.backends.tf_placement import short_device_name
+from tfres.errors import NoGpuError
+from tfres.record import Record
+
 __all__ = [
     "GPU_BUSY_PERCENT",
     "HOST_BUSY_PERCENT",
@@ -56,9 +61,6 @@ Interval = tuple[float, float]
 
 def _device_target(tf: Any, device: str | None) -> str | None:
     """The GPU to prefetch onto: ``device`` if it names one, the first GPU when ``None``."""
-    from tfres.backends.tf_placement import short_device_name
-    from tfres.errors import NoGpuError
-
     gpus = [short_device_name(d.name) for d in tf.config.list_logical_devices("GPU")]
     if device is None:
         return gpus[0] if gpus else None
@@ -121,8 +123,6 @@ def input_pipeline(
         raise ValueError(f"shuffle_buffer must be a whole number >= 1 (got {shuffle_buffer!r})")
     if timestamps and preprocess is None:
         raise ValueError("timestamps=True needs a preprocess function to time")
-    from tfres.backends.tf_placement import tensorflow
-
     tf = tensorflow("the input pipeline")
     target = _device_target(tf, device)
     with tf.device("/CPU:0"):
@@ -165,8 +165,6 @@ def naive_pipeline(
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a whole number >= 1 (got {batch_size!r})")
-    from tfres.backends.tf_placement import tensorflow
-
     tf = tensorflow("the input pipeline")
     with tf.device("/CPU:0"):
         ds = (
@@ -318,8 +316,6 @@ def overlap(
         return _report("spans", pre, comp, window)
     if isinstance(data, SpanRecorder):
         return data.report(window=window)
-    from tfres.record import Record
-
     if isinstance(data, Record):
         if phase is not None:
             found = [p for p in data.phases if p.name == phase]

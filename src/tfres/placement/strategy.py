@@ -24,6 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfres.backends import tf_placement as backend
+from tfres.backends.tf_config import runtime_started
+from tfres.backends.tf_placement import short_device_name
+from tfres.errors import NoGpuError, TooLateError
+
 __all__ = ["StrategyChoice", "strategy", "read_tf_config"]
 
 _TF_CONFIG_EXAMPLE = (
@@ -113,8 +118,6 @@ def read_tf_config(text: str | None = None) -> dict[str, Any] | None:
 
 
 def _names(devices: Sequence[str] | str) -> list[str]:
-    from tfres.backends.tf_placement import short_device_name
-
     items = devices.split(",") if isinstance(devices, str) else list(devices)
     names: list[str] = []
     for item in items:
@@ -141,9 +144,6 @@ def strategy(*, devices: Sequence[str] | str | None = None) -> StrategyChoice:
         with choice.strategy.scope():
             model = build_model()
     """
-    from tfres.backends import tf_placement as backend
-    from tfres.errors import NoGpuError, TooLateError
-
     config = read_tf_config()
     if config is not None:
         if devices is not None:
@@ -151,68 +151,84 @@ def strategy(*, devices: Sequence[str] | str | None = None) -> StrategyChoice:
                 "devices cannot be combined with TF_CONFIG: MultiWorkerMirroredStrategy uses "
                 "each worker's local GPUs (or its CPU); choose them with CUDA_VISIBLE_DEVICES"
             )
-        from tfres.backends.tf import runtime_started
-
-        task = config["task"]
-        workers = sum(len(v) for k, v in config["cluster"].items() if k in ("chief", "worker"))
-        if runtime_started():
-            raise TooLateError(
-                "MultiWorkerMirroredStrategy must be created before the TensorFlow runtime "
-                "starts (a tensor or model was made first); call tfres.strategy() first thing "
-                "in the program"
-            )
-        made = backend.make_strategy("multi_worker_mirrored")
-        local = tuple(backend.short_device_name(d) for d in made.extended.worker_devices)
-        return StrategyChoice(
-            strategy=made,
-            kind="multi_worker_mirrored",
-            devices=local,
-            reason=(
-                f"TF_CONFIG names {workers} worker(s) and this process is {task['type']} "
-                f"{task['index']}: MultiWorkerMirroredStrategy keeps a copy of the model on each "
-                "and all-reduces gradients every step"
-            ),
-            workers=workers,
-            num_replicas=int(made.num_replicas_in_sync),
-        )
+        return _multi_worker(config)
     visible = backend.logical_devices()
+    if devices is not None:
+        return _asked_for(_names(devices), visible)
+    return _by_what_is_visible(visible)
+
+
+def _multi_worker(config: dict[str, Any]) -> StrategyChoice:
+    """Rule 1: ``TF_CONFIG`` is set, so ``MultiWorkerMirroredStrategy`` (before the runtime)."""
+    task = config["task"]
+    workers = sum(len(v) for k, v in config["cluster"].items() if k in ("chief", "worker"))
+    if runtime_started():
+        raise TooLateError(
+            "MultiWorkerMirroredStrategy must be created before the TensorFlow runtime "
+            "starts (a tensor or model was made first); call tfres.strategy() first thing "
+            "in the program"
+        )
+    made = backend.make_strategy("multi_worker_mirrored")
+    local = tuple(backend.short_device_name(d) for d in made.extended.worker_devices)
+    return StrategyChoice(
+        strategy=made,
+        kind="multi_worker_mirrored",
+        devices=local,
+        reason=(
+            f"TF_CONFIG names {workers} worker(s) and this process is {task['type']} "
+            f"{task['index']}: MultiWorkerMirroredStrategy keeps a copy of the model on each "
+            "and all-reduces gradients every step"
+        ),
+        workers=workers,
+        num_replicas=int(made.num_replicas_in_sync),
+    )
+
+
+def _check_visible(names: list[str], visible: list[str]) -> None:
+    """A ``NoGpuError`` or ``ValueError`` for the first asked-for device TensorFlow does not see."""
+    has_gpu = any(d.startswith("GPU") for d in visible)
+    for name in names:
+        if name in visible:
+            continue
+        if name.startswith("GPU") and not has_gpu:
+            raise NoGpuError(
+                f"{name} was asked for but TensorFlow sees no GPU here; run `tfres doctor` for why"
+            )
+        seen = ", ".join(visible)
+        raise ValueError(f"device {name!r} is not visible to TensorFlow here (visible: {seen})")
+
+
+def _asked_for(names: list[str], visible: list[str]) -> StrategyChoice:
+    """Rules 2 and 3: one device named (``OneDeviceStrategy``) or several (``MirroredStrategy``)."""
+    _check_visible(names, visible)
+    if len(names) == 1:
+        return StrategyChoice(
+            strategy=backend.make_strategy("one_device", names),
+            kind="one_device",
+            devices=tuple(names),
+            reason=f"one device asked for ({names[0]}): OneDeviceStrategy places variables "
+            "and computation there",
+        )
+    made = backend.make_strategy("mirrored", names)
+    shared = (
+        " (logical CPUs share the same cores: this tests distributed code, it adds no compute)"
+        if all(n.startswith("CPU") for n in names)
+        else ""
+    )
+    return StrategyChoice(
+        strategy=made,
+        kind="mirrored",
+        devices=tuple(names),
+        reason=f"{len(names)} devices asked for ({', '.join(names)}): MirroredStrategy keeps a "
+        f"copy of the model on each and splits every batch between them{shared}",
+        num_replicas=int(made.num_replicas_in_sync),
+    )
+
+
+def _by_what_is_visible(visible: list[str]) -> StrategyChoice:
+    """Rule 4: mirrored over two or more GPUs, else the default strategy (one GPU or the CPU)."""
     gpus = [d for d in visible if d.startswith("GPU")]
     cpus = [d for d in visible if d.startswith("CPU")]
-    if devices is not None:
-        names = _names(devices)
-        for name in names:
-            if name not in visible:
-                if name.startswith("GPU") and not gpus:
-                    raise NoGpuError(
-                        f"{name} was asked for but TensorFlow sees no GPU here; "
-                        "run `tfres doctor` for why"
-                    )
-                seen = ", ".join(visible)
-                raise ValueError(
-                    f"device {name!r} is not visible to TensorFlow here (visible: {seen})"
-                )
-        if len(names) == 1:
-            return StrategyChoice(
-                strategy=backend.make_strategy("one_device", names),
-                kind="one_device",
-                devices=tuple(names),
-                reason=f"one device asked for ({names[0]}): OneDeviceStrategy places variables "
-                "and computation there",
-            )
-        made = backend.make_strategy("mirrored", names)
-        shared = (
-            " (logical CPUs share the same cores: this tests distributed code, it adds no compute)"
-            if all(n.startswith("CPU") for n in names)
-            else ""
-        )
-        return StrategyChoice(
-            strategy=made,
-            kind="mirrored",
-            devices=tuple(names),
-            reason=f"{len(names)} devices asked for ({', '.join(names)}): MirroredStrategy keeps a "
-            f"copy of the model on each and splits every batch between them{shared}",
-            num_replicas=int(made.num_replicas_in_sync),
-        )
     if len(gpus) >= 2:
         made = backend.make_strategy("mirrored", gpus)
         return StrategyChoice(

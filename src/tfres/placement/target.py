@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tfres.backends.tf_placement import ensure_logical_cpus, tensorflow
+from tfres.backends.tf_config import tensorflow
+from tfres.backends.tf_placement import ensure_logical_cpus
 from tfres.user_code import UserCodeError, check_reference, load_callable
 
 __all__ = ["load_target"]
@@ -29,7 +30,7 @@ def load_target(
     check_reference(function_ref)  # a typo is reported before the 3-second TensorFlow import
     if args_ref is not None:
         check_reference(args_ref)
-    tensorflow()
+    tensorflow("placement advice")
     if logical_cpus is not None:
         ensure_logical_cpus(logical_cpus)
     return load_callable(function_ref), _example_args(args_ref)
