@@ -103,9 +103,7 @@ def client(uri: str) -> Any:
     try:
         from mlflow import MlflowClient
     except ImportError as err:
-        raise MissingDependencyError(
-            "mlflow is needed for --mlflow; install with: pip install mlflow-skinny"
-        ) from err
+        raise MissingDependencyError("mlflow", "sending runs to MLflow", "mlflow") from err
     return MlflowClient(tracking_uri=uri)
 
 
