@@ -308,54 +308,65 @@ def batch_sweep_chart(record: Record) -> Any | None:
     mem_ax = ax.twinx()
     devices = list(dict.fromkeys(str(r.get("device")) for r in rows))
     for n, device in enumerate(devices):
-        color = PHASE_COLORS[n % len(PHASE_COLORS)]
         mine = sorted(
             (r for r in rows if str(r.get("device")) == device),
             key=lambda r: (r.get("params") or {}).get("batch_size") or 0,
         )
-        ok = [(r["params"]["batch_size"], r["throughput"]) for r in mine if r.get("throughput")]
-        if ok:
-            ax.plot(
-                *zip(*ok, strict=True),
-                marker="o",
-                lw=1.5,
-                color=color,
-                label=f"samples/s {mpl_text(device)}",
+        _plot_sweep_device(ax, mem_ax, mine, device, PHASE_COLORS[n % len(PHASE_COLORS)])
+    _finish_sweep_axes(ax, mem_ax, rows)
+    return fig
+
+
+def _batch_size(row: dict[str, Any]) -> Any:
+    return (row.get("params") or {}).get("batch_size")
+
+
+def _plot_sweep_device(
+    ax: Any, mem_ax: Any, mine: list[dict[str, Any]], device: str, color: str
+) -> None:
+    """One device's rows: samples/s (solid), peak memory (dashed), failed sizes annotated."""
+    ok = [(r["params"]["batch_size"], r["throughput"]) for r in mine if r.get("throughput")]
+    if ok:
+        ax.plot(
+            *zip(*ok, strict=True),
+            marker="o",
+            lw=1.5,
+            color=color,
+            label=f"samples/s {mpl_text(device)}",
+        )
+    peaks = [
+        (r["params"]["batch_size"], r.get("peak_tf_memory_bytes") or r.get("peak_rss_bytes"))
+        for r in mine
+    ]
+    peaks_mib = [(b, p / 2**20) for b, p in peaks if p]
+    if peaks_mib:
+        mem_ax.plot(
+            *zip(*peaks_mib, strict=True),
+            marker="s",
+            lw=1,
+            ls="--",
+            color=color,
+            alpha=0.7,
+            label=f"peak memory {mpl_text(device)}",
+        )
+    for r in mine:
+        if r.get("error"):
+            text = "out of memory" if (r.get("details") or {}).get("out_of_memory") else "not run"
+            ax.annotate(
+                text,
+                (_batch_size(r), 0),
+                xytext=(0, 12),
+                textcoords="offset points",
+                ha="center",
+                fontsize=8,
+                color="#c0392b",
             )
-        peaks = [
-            (r["params"]["batch_size"], r.get("peak_tf_memory_bytes") or r.get("peak_rss_bytes"))
-            for r in mine
-        ]
-        peaks = [(b, p / 2**20) for b, p in peaks if p]
-        if peaks:
-            mem_ax.plot(
-                *zip(*peaks, strict=True),
-                marker="s",
-                lw=1,
-                ls="--",
-                color=color,
-                alpha=0.7,
-                label=f"peak memory {mpl_text(device)}",
-            )
-        for r in mine:
-            if r.get("error"):
-                b = (r.get("params") or {}).get("batch_size")
-                text = (
-                    "out of memory" if (r.get("details") or {}).get("out_of_memory") else "not run"
-                )
-                ax.annotate(
-                    text,
-                    (b, 0),
-                    xytext=(0, 12),
-                    textcoords="offset points",
-                    ha="center",
-                    fontsize=8,
-                    color="#c0392b",
-                )
+
+
+def _finish_sweep_axes(ax: Any, mem_ax: Any, rows: list[dict[str, Any]]) -> None:
+    """Log-2 batch-size axis with the swept sizes as ticks, labels, grid and one legend."""
     ax.set_xscale("log", base=2)
-    sizes = sorted(
-        {int(b) for r in rows if (b := (r.get("params") or {}).get("batch_size")) is not None}
-    )
+    sizes = sorted({int(b) for r in rows if (b := _batch_size(r)) is not None})
     ax.set_xticks(sizes, [str(b) for b in sizes])
     ax.set_xlabel("batch size", fontsize=8)
     ax.set_ylabel("samples / second", fontsize=8)
@@ -369,4 +380,3 @@ def batch_sweep_chart(record: Record) -> Any | None:
     mhandles = mem_ax.get_legend_handles_labels()
     if handles[0] or mhandles[0]:
         ax.legend(handles[0] + mhandles[0], handles[1] + mhandles[1], loc="lower right", fontsize=7)
-    return fig

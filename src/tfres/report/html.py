@@ -72,123 +72,102 @@ def _header(record: Record) -> str:
 
 
 def _machine(fp: Mapping[str, Any]) -> str:
-    host = fp.get("host") or {}
-    cpu = fp.get("cpu") or {}
-    mem = fp.get("memory") or {}
-    tf = fp.get("tensorflow") or {}
-    flags = ", ".join(k for k, v in (cpu.get("isa_flags") or {}).items() if v)
     panels = [
-        _panel(
-            "host",
-            _kv(
-                [
-                    ("name", host.get("hostname")),
-                    ("os", host.get("os")),
-                    ("kernel", host.get("kernel")),
-                    ("python", host.get("python")),
-                    ("container", host.get("in_container")),
-                ]
-            ),
-        ),
-        _panel(
-            "CPU",
-            _kv(
-                [
-                    ("model", cpu.get("model")),
-                    (
-                        "cores",
-                        f"{cpu.get('physical_cores')} physical, {cpu.get('logical_cores')} logical"
-                        if cpu.get("logical_cores")
-                        else None,
-                    ),
-                    ("usable", cpu.get("usable_cores")),
-                    (
-                        "clock",
-                        f"{cpu['frequency_mhz']:.0f} MHz" if cpu.get("frequency_mhz") else None,
-                    ),
-                    ("vector ISA", flags),
-                    ("cgroup quota", cpu.get("cgroup_cpu_quota_cores")),
-                ]
-            ),
-        ),
-        _panel(
-            "memory",
-            _kv(
-                [
-                    (
-                        "total",
-                        format_bytes(mem.get("total_bytes")) if mem.get("total_bytes") else None,
-                    ),
-                    (
-                        "available",
-                        format_bytes(mem.get("available_bytes"))
-                        if mem.get("available_bytes")
-                        else None,
-                    ),
-                    (
-                        "swap",
-                        format_bytes(mem.get("swap_total_bytes"))
-                        if mem.get("swap_total_bytes") is not None
-                        else None,
-                    ),
-                    (
-                        "cgroup limit",
-                        format_bytes(mem.get("cgroup_memory_limit_bytes"))
-                        if mem.get("cgroup_memory_limit_bytes")
-                        else None,
-                    ),
-                ]
-            ),
-        ),
+        _host_panel(fp.get("host") or {}),
+        _cpu_panel(fp.get("cpu") or {}),
+        _memory_panel(fp.get("memory") or {}),
+        _gpus_panel(fp.get("gpus") or [], fp.get("gpus_reason")),
+        _tensorflow_panel(fp.get("tensorflow") or {}),
+        _blas_panel(fp),
     ]
-    gpus = fp.get("gpus") or []
-    if gpus:
-        rows = [
-            (
-                f"GPU {g.get('index')}",
-                f"{g.get('name')}, {format_bytes(g.get('memory_total_bytes'))}"
-                f", driver {g.get('driver_version')}, CC {g.get('compute_capability')}",
-            )
-            for g in gpus
-        ]
-        panels.append(_panel("GPUs", _kv(rows)))
-    else:
-        panels.append(_panel("GPUs", f"<p>none: {e(fp.get('gpus_reason') or 'not recorded')}</p>"))
-    devices = ", ".join(str(d.get("name")) for d in tf.get("physical_devices") or [])
-    panels.append(
-        _panel(
-            "TensorFlow",
-            _kv(
-                [
-                    ("version", tf.get("version") if tf.get("installed", True) else None),
-                    ("not available", tf.get("reason") if not tf.get("installed", True) else None),
-                    ("devices", devices),
-                    ("oneDNN", tf.get("onednn")),
-                    ("threads", _threads(tf)),
-                ]
-            ),
-        )
-    )
-    blas = fp.get("blas") or []
-    panels.append(
-        _panel(
-            "NumPy and BLAS",
-            _kv(
-                [
-                    ("NumPy", (fp.get("numpy") or {}).get("version")),
-                    *[
-                        (
-                            str(b.get("internal_api")),
-                            f"{b.get('version')}, {b.get('num_threads')} threads"
-                            f"{', ' + str(b['architecture']) if b.get('architecture') else ''}",
-                        )
-                        for b in blas
-                    ],
-                ]
-            ),
-        )
-    )
     return "<h2>Machine</h2>" + f'<div class="grid">{"".join(panels)}</div>'
+
+
+def _host_panel(host: Mapping[str, Any]) -> str:
+    rows = [
+        ("name", host.get("hostname")),
+        ("os", host.get("os")),
+        ("kernel", host.get("kernel")),
+        ("python", host.get("python")),
+        ("container", host.get("in_container")),
+    ]
+    return _panel("host", _kv(rows))
+
+
+def _cpu_panel(cpu: Mapping[str, Any]) -> str:
+    flags = ", ".join(k for k, v in (cpu.get("isa_flags") or {}).items() if v)
+    cores = (
+        f"{cpu.get('physical_cores')} physical, {cpu.get('logical_cores')} logical"
+        if cpu.get("logical_cores")
+        else None
+    )
+    clock = f"{cpu['frequency_mhz']:.0f} MHz" if cpu.get("frequency_mhz") else None
+    rows = [
+        ("model", cpu.get("model")),
+        ("cores", cores),
+        ("usable", cpu.get("usable_cores")),
+        ("clock", clock),
+        ("vector ISA", flags),
+        ("cgroup quota", cpu.get("cgroup_cpu_quota_cores")),
+    ]
+    return _panel("CPU", _kv(rows))
+
+
+def _bytes_if(value: Any, *, zero_shown: bool = False) -> str | None:
+    """``value`` as bytes in words; None when missing (or 0, unless ``zero_shown``)."""
+    if value is None or (not value and not zero_shown):
+        return None
+    return format_bytes(value)
+
+
+def _memory_panel(mem: Mapping[str, Any]) -> str:
+    rows = [
+        ("total", _bytes_if(mem.get("total_bytes"))),
+        ("available", _bytes_if(mem.get("available_bytes"))),
+        ("swap", _bytes_if(mem.get("swap_total_bytes"), zero_shown=True)),
+        ("cgroup limit", _bytes_if(mem.get("cgroup_memory_limit_bytes"))),
+    ]
+    return _panel("memory", _kv(rows))
+
+
+def _gpus_panel(gpus: list[Mapping[str, Any]], reason: str | None) -> str:
+    if not gpus:
+        return _panel("GPUs", f"<p>none: {e(reason or 'not recorded')}</p>")
+    rows = [
+        (
+            f"GPU {g.get('index')}",
+            f"{g.get('name')}, {format_bytes(g.get('memory_total_bytes'))}"
+            f", driver {g.get('driver_version')}, CC {g.get('compute_capability')}",
+        )
+        for g in gpus
+    ]
+    return _panel("GPUs", _kv(rows))
+
+
+def _tensorflow_panel(tf: Mapping[str, Any]) -> str:
+    installed = tf.get("installed", True)
+    devices = ", ".join(str(d.get("name")) for d in tf.get("physical_devices") or [])
+    rows = [
+        ("version", tf.get("version") if installed else None),
+        ("not available", tf.get("reason") if not installed else None),
+        ("devices", devices),
+        ("oneDNN", tf.get("onednn")),
+        ("threads", _threads(tf)),
+    ]
+    return _panel("TensorFlow", _kv(rows))
+
+
+def _blas_panel(fp: Mapping[str, Any]) -> str:
+    rows: list[tuple[str, object]] = [("NumPy", (fp.get("numpy") or {}).get("version"))]
+    for b in fp.get("blas") or []:
+        arch = f", {b['architecture']}" if b.get("architecture") else ""
+        rows.append(
+            (
+                str(b.get("internal_api")),
+                f"{b.get('version')}, {b.get('num_threads')} threads{arch}",
+            )
+        )
+    return _panel("NumPy and BLAS", _kv(rows))
 
 
 def _threads(tf: Mapping[str, Any]) -> str | None:
