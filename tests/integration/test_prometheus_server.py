@@ -30,6 +30,13 @@ def rules_from_docs() -> str:
     return match.group(1)
 
 
+def dashboard_queries(job: str) -> list[str]:
+    board = json.loads((DOCS.parent / "grafana-dashboard.json").read_text())
+    exprs = [t["expr"] for p in board["panels"] for t in p["targets"]]
+    assert len(exprs) >= 8
+    return [e.replace("$job", job) for e in exprs]
+
+
 def query(base: str, promql: str) -> list[dict]:
     url = f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
     with urllib.request.urlopen(url, timeout=5) as r:
@@ -70,6 +77,7 @@ def test_prometheus_names_the_slow_worker_from_the_recording_rule(
             slow = query(base, "tfres:step_duration_seconds:ratio_to_job_median > 1.2")
         means = query(base, "tfres:step_duration_seconds:mean1m")
         pending = query(base, 'ALERTS{alertname="TfresStragglerWorker"}')
+        panels = {expr: query(base, expr) for expr in dashboard_queries("jobA")}
     finally:
         stop(server)
         for w in workers:
@@ -82,6 +90,15 @@ def test_prometheus_names_the_slow_worker_from_the_recording_rule(
     assert 0.03 <= by_worker["0"] < 0.05 and 0.08 <= by_worker["1"] < 0.1  # sleep + overhead
     assert [a["metric"]["worker"] for a in pending] == ["1"]
     assert pending[0]["metric"]["alertstate"] in ("pending", "firing")
+    # every query of the Grafana dashboard runs; all but the GPU panel have both workers
+    for expr, result in panels.items():
+        workers = {r["metric"].get("worker") for r in result}
+        if "gpu" in expr:
+            assert result == []  # no GPU here: left out, never 0
+        elif "job_step_duration_seconds:median" in expr:
+            assert len(result) == 1
+        else:
+            assert workers == {"0", "1"}, expr
 
 
 def test_a_port_in_use_is_one_line_and_exit_1(tmp_path, python):
