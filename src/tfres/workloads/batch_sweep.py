@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tfres.backends.tf import load_tensorflow
 from tfres.backends.tf_placement import on_device
+from tfres.backends.tf_runtime import memory_info, reset_memory_peak
 from tfres.workloads._context import (
     Workload,
     WorkloadContext,
@@ -95,9 +97,6 @@ def _train(keras: Any, x: Any, y: Any, batch: int, p: dict[str, Any], seed: int)
 
 
 def run(ctx: WorkloadContext) -> list[dict[str, Any]]:
-    from tfres.backends.tf import load_tensorflow
-    from tfres.backends.tf_runtime import memory_info, reset_memory_peak
-
     tf = load_tensorflow()  # before keras, which imports TensorFlow less quietly
     import keras
 
@@ -117,55 +116,77 @@ def run(ctx: WorkloadContext) -> list[dict[str, Any]]:
             for batch in batch_sizes:
                 ctx.report(done / total, f"{device} batch {batch}")
                 done += 1
-                times: list[float] = []
-                error = None
-                mem = None
-                with ctx.span() as span:
-                    if out_of_memory_at is not None:
-                        error = f"skipped: batch {out_of_memory_at} already ran out of memory"
-                    else:
-                        reset_memory_peak(device)
-                        try:
-                            with on_device(device):
-                                times = _train(keras, x, y, batch, p, ctx.seed)
-                        except (tf.errors.ResourceExhaustedError, MemoryError) as err:
-                            out_of_memory_at = batch
-                            error = f"out of memory at batch {batch}: {error_text(err)}"
-                        except (tf.errors.OpError, RuntimeError, ValueError) as err:
-                            error = error_text(err)
-                        mem = memory_info(device)
-                seconds = median(times)
-                steps = p.get("max_steps_per_epoch")
-                per_epoch = samples if steps is None else min(samples, int(steps) * batch)
-                rows.append(
-                    make_result(
-                        ctx,
-                        name=NAME,
-                        device=device,
-                        params={"batch_size": batch, "samples": samples},
-                        times=times,
-                        span=span,
-                        throughput=per_epoch / seconds if seconds else None,
-                        throughput_unit="samples/s",
-                        peak_tf_memory_bytes=mem["peak_bytes"] if mem else None,
-                        details={
-                            "variant": f"batch {batch}",
-                            "out_of_memory": batch == out_of_memory_at,
-                        },
-                        error=error,
-                    )
-                )
-        text, best = verdict([(r["params"]["batch_size"], r["throughput"]) for r in rows])
-        prev: float | None = None
-        for r in rows:
-            thr = r["throughput"]
-            r["details"]["gain_vs_previous"] = thr / prev if thr and prev else None
-            r["details"]["verdict"] = text
-            r["details"]["best_batch_size"] = best
-            prev = thr or prev
+                row = _one_batch(ctx, tf, keras, device, x, y, batch, p, out_of_memory_at)
+                if row["details"]["out_of_memory"]:
+                    out_of_memory_at = batch
+                rows.append(row)
+        _add_verdict(rows)
         results.extend(rows)
     ctx.report(1.0, "done")
     return results
+
+
+def _one_batch(
+    ctx: WorkloadContext,
+    tf: Any,
+    keras: Any,
+    device: str,
+    x: Any,
+    y: Any,
+    batch: int,
+    p: dict[str, Any],
+    out_of_memory_at: int | None,
+) -> dict[str, Any]:
+    """The result row of training at ``batch`` on ``device``; skipped (with the reason) once
+    a smaller batch ran out of memory. ``details["out_of_memory"]`` says whether this one did.
+    """
+    samples = len(x)
+    times: list[float] = []
+    error = None
+    mem = None
+    ran_out = False
+    with ctx.span() as span:
+        if out_of_memory_at is not None:
+            error = f"skipped: batch {out_of_memory_at} already ran out of memory"
+        else:
+            reset_memory_peak(device)
+            try:
+                with on_device(device):
+                    times = _train(keras, x, y, batch, p, ctx.seed)
+            except (tf.errors.ResourceExhaustedError, MemoryError) as err:
+                ran_out = True
+                error = f"out of memory at batch {batch}: {error_text(err)}"
+            except (tf.errors.OpError, RuntimeError, ValueError) as err:
+                error = error_text(err)
+            mem = memory_info(device)
+    seconds = median(times)
+    steps = p.get("max_steps_per_epoch")
+    per_epoch = samples if steps is None else min(samples, int(steps) * batch)
+    return make_result(
+        ctx,
+        name=NAME,
+        device=device,
+        params={"batch_size": batch, "samples": samples},
+        times=times,
+        span=span,
+        throughput=per_epoch / seconds if seconds else None,
+        throughput_unit="samples/s",
+        peak_tf_memory_bytes=mem["peak_bytes"] if mem else None,
+        details={"variant": f"batch {batch}", "out_of_memory": ran_out},
+        error=error,
+    )
+
+
+def _add_verdict(rows: list[dict[str, Any]]) -> None:
+    """Each row's gain over the previous batch size, and the device's verdict and best size."""
+    text, best = verdict([(r["params"]["batch_size"], r["throughput"]) for r in rows])
+    prev: float | None = None
+    for r in rows:
+        thr = r["throughput"]
+        r["details"]["gain_vs_previous"] = thr / prev if thr and prev else None
+        r["details"]["verdict"] = text
+        r["details"]["best_batch_size"] = best
+        prev = thr or prev
 
 
 WORKLOAD = Workload(

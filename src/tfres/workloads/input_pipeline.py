@@ -22,7 +22,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from tfres.backends.tf import load_tensorflow
 from tfres.backends.tf_placement import on_device
+from tfres.backends.tf_runtime import memory_info, reset_memory_peak
 from tfres.workloads._context import Workload, WorkloadContext, error_text, make_result, median
 
 __all__ = ["WORKLOAD", "run"]
@@ -90,9 +92,6 @@ def _timed(ds: Any, train_step: Any, repeats: int) -> tuple[list[float], float, 
 
 
 def run(ctx: WorkloadContext) -> list[dict[str, Any]]:
-    from tfres.backends.tf import load_tensorflow
-    from tfres.backends.tf_runtime import memory_info, reset_memory_peak
-
     tf = load_tensorflow()  # before keras, which imports TensorFlow less quietly
     import keras
 
@@ -101,6 +100,27 @@ def run(ctx: WorkloadContext) -> list[dict[str, Any]]:
     repeats = int(p["repeats"])
     signals = ctx.rng(4).standard_normal((n, length)).astype("float32")
     preprocess = _preprocess(tf, p)
+    pipelines = _pipelines(tf, signals, preprocess, batch)
+    results: list[dict[str, Any]] = []
+    total = len(ctx.devices) * 3
+    for index, device in enumerate(ctx.devices):
+        done = index * 3
+        with ctx.phase(f"{NAME} {device}"), on_device(device):
+            train_step = _train_step(tf, keras, int(p["frame_length"]) // 2 + 1, ctx.seed)
+            ctx.report(done / total, f"{device} device step alone")
+            device_rate = _device_only_rate(tf, signals, preprocess, train_step, batch, repeats)
+            rows = []
+            for step, (mode, ds) in enumerate(pipelines.items(), start=1):
+                ctx.report((done + step) / total, f"{device} {mode}")
+                rows.append(_mode_row(ctx, tf, p, device, mode, ds, train_step, device_rate))
+        _add_verdicts(rows, device_rate)
+        results.extend(rows)
+    ctx.report(1.0, "done")
+    return results
+
+
+def _pipelines(tf: Any, signals: Any, preprocess: Any, batch: int) -> dict[str, Any]:
+    """The ``naive`` and ``parallel`` datasets over the same signals."""
     autotune = tf.data.AUTOTUNE
     # one core per example, as decoders and most image ops run: parallelism then comes from
     # tf.data running several examples at once, which is what this workload compares
@@ -112,77 +132,85 @@ def run(ctx: WorkloadContext) -> list[dict[str, Any]]:
     # stateful map, the usual naive pipelines
     sequential = tf.data.Options()
     sequential.experimental_optimization.map_parallelization = False
-    pipelines = {
+    return {
         "naive": source.map(preprocess).batch(batch).with_options(sequential),
         "parallel": source.map(preprocess, num_parallel_calls=autotune)
         .batch(batch)
         .prefetch(autotune),
     }
-    results: list[dict[str, Any]] = []
-    total = len(ctx.devices) * 3
-    done = 0
-    for device in ctx.devices:
-        with ctx.phase(f"{NAME} {device}"), on_device(device):
-            train_step = _train_step(tf, keras, int(p["frame_length"]) // 2 + 1, ctx.seed)
-            ctx.report(done / total, f"{device} device step alone")
-            done += 1
-            ready = tf.stack([preprocess(s) for s in signals[:batch]])
-            cached = tf.data.Dataset.from_tensor_slices(ready).repeat().take(n).batch(batch)
-            device_times, _, _ = _timed(cached, train_step, repeats)
-            device_seconds = median(device_times)
-            device_rate = n / device_seconds if device_seconds else None
-            rows = []
-            for mode, ds in pipelines.items():
-                ctx.report(done / total, f"{device} {mode}")
-                done += 1
-                times: list[float] = []
-                wait_fraction = None
-                error = None
-                count = n
-                with ctx.span() as span:
-                    reset_memory_peak(device)
-                    try:
-                        times, wait_fraction, count = _timed(ds, train_step, repeats)
-                    except (tf.errors.ResourceExhaustedError, MemoryError) as err:
-                        error = f"out of memory: {error_text(err)}"
-                    except (tf.errors.OpError, RuntimeError, ValueError) as err:
-                        error = error_text(err)
-                    mem = memory_info(device)
-                seconds = median(times)
-                rows.append(
-                    make_result(
-                        ctx,
-                        name=NAME,
-                        device=device,
-                        params={
-                            "mode": mode,
-                            "samples": n,
-                            "batch_size": batch,
-                            "signal_length": length,
-                        },
-                        times=times,
-                        span=span,
-                        peak_tf_memory_bytes=mem["peak_bytes"] if mem else None,
-                        throughput=count / seconds if seconds else None,
-                        throughput_unit="samples/s",
-                        details={
-                            "variant": mode,
-                            "input_wait_fraction": wait_fraction,
-                            "device_only_samples_per_second": device_rate,
-                            "preprocessing": f"stft({p['frame_length']}/{p['frame_step']}) "
-                            f"log-spectrum of {length} samples",
-                        },
-                        error=error,
-                    )
-                )
-        naive, parallel = rows
-        if naive["throughput"] and parallel["throughput"]:
-            parallel["details"]["speedup_vs_naive"] = parallel["throughput"] / naive["throughput"]
-        for r in rows:
-            r["details"]["verdict"] = _verdict(naive, parallel, device_rate)
-        results.extend(rows)
-    ctx.report(1.0, "done")
-    return results
+
+
+def _device_only_rate(
+    tf: Any, signals: Any, preprocess: Any, train_step: Any, batch: int, repeats: int
+) -> float | None:
+    """Samples/s of the device step alone, on features computed beforehand."""
+    n = len(signals)
+    ready = tf.stack([preprocess(s) for s in signals[:batch]])
+    cached = tf.data.Dataset.from_tensor_slices(ready).repeat().take(n).batch(batch)
+    device_times, _, _ = _timed(cached, train_step, repeats)
+    device_seconds = median(device_times)
+    return n / device_seconds if device_seconds else None
+
+
+def _mode_row(
+    ctx: WorkloadContext,
+    tf: Any,
+    p: dict[str, Any],
+    device: str,
+    mode: str,
+    ds: Any,
+    train_step: Any,
+    device_rate: float | None,
+) -> dict[str, Any]:
+    """One pipeline timed on ``device``: its result row (the error when it failed)."""
+    n, length = int(p["samples"]), int(p["signal_length"])
+    times: list[float] = []
+    wait_fraction = None
+    error = None
+    count = n
+    with ctx.span() as span:
+        reset_memory_peak(device)
+        try:
+            times, wait_fraction, count = _timed(ds, train_step, int(p["repeats"]))
+        except (tf.errors.ResourceExhaustedError, MemoryError) as err:
+            error = f"out of memory: {error_text(err)}"
+        except (tf.errors.OpError, RuntimeError, ValueError) as err:
+            error = error_text(err)
+        mem = memory_info(device)
+    seconds = median(times)
+    return make_result(
+        ctx,
+        name=NAME,
+        device=device,
+        params={
+            "mode": mode,
+            "samples": n,
+            "batch_size": int(p["batch_size"]),
+            "signal_length": length,
+        },
+        times=times,
+        span=span,
+        peak_tf_memory_bytes=mem["peak_bytes"] if mem else None,
+        throughput=count / seconds if seconds else None,
+        throughput_unit="samples/s",
+        details={
+            "variant": mode,
+            "input_wait_fraction": wait_fraction,
+            "device_only_samples_per_second": device_rate,
+            "preprocessing": f"stft({p['frame_length']}/{p['frame_step']}) "
+            f"log-spectrum of {length} samples",
+        },
+        error=error,
+    )
+
+
+def _add_verdicts(rows: list[dict[str, Any]], device_rate: float | None) -> None:
+    """The parallel row's speed-up over the naive one, and the verdict on both."""
+    naive, parallel = rows
+    if naive["throughput"] and parallel["throughput"]:
+        parallel["details"]["speedup_vs_naive"] = parallel["throughput"] / naive["throughput"]
+    for r in rows:
+        r["details"]["verdict"] = _verdict(naive, parallel, device_rate)
 
 
 def _verdict(naive: dict[str, Any], parallel: dict[str, Any], device_rate: float | None) -> str:

@@ -22,12 +22,15 @@ overlapped median time.
 
 from __future__ import annotations
 
+import gc
 import os
 import tempfile
 import time
 from typing import Any
 
+from tfres.backends.tf import load_tensorflow
 from tfres.backends.tf_placement import on_device
+from tfres.placement.pipeline import SpanRecorder, input_pipeline, naive_pipeline
 from tfres.workloads._context import Workload, WorkloadContext, error_text, make_result, median
 
 __all__ = ["WORKLOAD", "run"]
@@ -90,9 +93,6 @@ def _epoch(tf: Any, dataset: Any, train_step: Any, device: str) -> tuple[float, 
     kept alive between epochs would go on preparing batches in the background while the
     other variant is timed, taking its CPU and flattering itself.
     """
-    import gc
-
-    from tfres.placement.pipeline import SpanRecorder
 
     gc.collect()  # the last epoch's iterator goes now, not inside this epoch's timing
     recorder = SpanRecorder()
@@ -110,11 +110,9 @@ def _epoch(tf: Any, dataset: Any, train_step: Any, device: str) -> tuple[float, 
 
 
 def run(ctx: WorkloadContext) -> list[dict[str, Any]]:
+    tf = load_tensorflow()  # before keras, which imports TensorFlow less quietly
     import keras
 
-    from tfres.backends.tf import load_tensorflow
-
-    tf = load_tensorflow()
     p = WORKLOAD.params(quick=ctx.quick, overrides=ctx.params)
     ctx.report(0.0, "encoding images")
     results: list[dict[str, Any]] = []
@@ -139,33 +137,16 @@ def _run_device(
     p: dict[str, Any],
 ) -> list[dict[str, Any]]:
     """Both variants on one device, A/B interleaved; their two result rows."""
-    from tfres.placement.pipeline import input_pipeline, naive_pipeline
-
-    repeats, batch, hidden = int(p["repeats"]), int(p["batch_size"]), int(p["hidden"])
-    preprocess = _preprocess(tf)
     times: dict[str, list[float]] = {v: [] for v in VARIANTS}
     reports: dict[str, list[Any]] = {v: [] for v in VARIANTS}
     error = None
     with ctx.span() as span:
         try:
-            source = tf.data.TFRecordDataset(path)
-            target = device if device.upper().startswith("GPU") else "CPU:0"
-            datasets = {
-                "naive": naive_pipeline(source, preprocess, batch_size=batch, timestamps=True),
-                "overlapped": input_pipeline(
-                    source, preprocess, batch_size=batch, timestamps=True, device=target
-                ),
-            }
-            train_step = _train_step(tf, keras, hidden, ctx.seed)
-            for variant in VARIANTS:  # warm-up: tracing, autotune's first guesses
-                _epoch(tf, datasets[variant], train_step, device)
-            for r in range(repeats):
-                for variant in VARIANTS if r % 2 == 0 else VARIANTS[::-1]:
-                    done = (index + (r + 0.5) / repeats) / len(ctx.devices)
-                    ctx.report(done, f"{device} {variant} {r + 1}/{repeats}")
-                    took, _, report = _epoch(tf, datasets[variant], train_step, device)
-                    times[variant].append(took)
-                    reports[variant].append(report)
+            datasets = _datasets(tf, path, device, int(p["batch_size"]))
+            train_step = _train_step(tf, keras, int(p["hidden"]), ctx.seed)
+            _interleaved(
+                ctx, tf, datasets, train_step, device, index, int(p["repeats"]), times, reports
+            )
         except (tf.errors.ResourceExhaustedError, MemoryError) as err:
             error = f"out of memory: {error_text(err)}"
         except (tf.errors.OpError, RuntimeError, ValueError) as err:
@@ -173,29 +154,14 @@ def _run_device(
     naive_median = median(times["naive"])
     rows = []
     for variant in VARIANTS:
+        details = _details(variant, times[variant], reports[variant], naive_median)
         seconds = median(times[variant])
-        got = reports[variant]
-        details: dict[str, Any] = {
-            "variant": variant,
-            "epoch_seconds": times[variant],
-            "overlap_fraction": median([r.overlap_fraction for r in got]),
-            "hidden_fraction": median(
-                [r.hidden_fraction for r in got if r.hidden_fraction is not None]
-            ),
-            "preprocess_busy_fraction": median(
-                [r.preprocess_busy_seconds / r.run_seconds for r in got]
-            ),
-            "compute_busy_fraction": median([r.compute_busy_fraction for r in got]),
-            "overlap_source": "spans",
-        }
-        if variant == "overlapped":
-            details["speedup"] = naive_median / seconds if naive_median and seconds else None
         params = {
             "pipeline": variant,
             "examples": n_images,
-            "batch_size": batch,
+            "batch_size": int(p["batch_size"]),
             "image_size": int(p["image_size"]),
-            "hidden": hidden,
+            "hidden": int(p["hidden"]),
         }
         rows.append(
             make_result(
@@ -212,6 +178,66 @@ def _run_device(
             )
         )
     return rows
+
+
+def _datasets(tf: Any, path: str, device: str, batch: int) -> dict[str, Any]:
+    """The two variants over the TFRecord file: sequential, and overlapped onto ``device``."""
+    preprocess = _preprocess(tf)
+    source = tf.data.TFRecordDataset(path)
+    target = device if device.upper().startswith("GPU") else "CPU:0"
+    return {
+        "naive": naive_pipeline(source, preprocess, batch_size=batch, timestamps=True),
+        "overlapped": input_pipeline(
+            source, preprocess, batch_size=batch, timestamps=True, device=target
+        ),
+    }
+
+
+def _interleaved(
+    ctx: WorkloadContext,
+    tf: Any,
+    datasets: dict[str, Any],
+    train_step: Any,
+    device: str,
+    index: int,
+    repeats: int,
+    times: dict[str, list[float]],
+    reports: dict[str, list[Any]],
+) -> None:
+    """A warm-up epoch of each variant, then ``repeats`` epochs of both, the order flipped
+    each round; each epoch's seconds and overlap report appended as it ends."""
+    for variant in VARIANTS:  # warm-up: tracing, autotune's first guesses
+        _epoch(tf, datasets[variant], train_step, device)
+    for r in range(repeats):
+        for variant in VARIANTS if r % 2 == 0 else VARIANTS[::-1]:
+            done = (index + (r + 0.5) / repeats) / len(ctx.devices)
+            ctx.report(done, f"{device} {variant} {r + 1}/{repeats}")
+            took, _, report = _epoch(tf, datasets[variant], train_step, device)
+            times[variant].append(took)
+            reports[variant].append(report)
+
+
+def _details(
+    variant: str, times: list[float], got: list[Any], naive_median: float | None
+) -> dict[str, Any]:
+    """A variant's epochs and the medians of its overlap reports (speed-up for overlapped)."""
+    details: dict[str, Any] = {
+        "variant": variant,
+        "epoch_seconds": times,
+        "overlap_fraction": median([r.overlap_fraction for r in got]),
+        "hidden_fraction": median(
+            [r.hidden_fraction for r in got if r.hidden_fraction is not None]
+        ),
+        "preprocess_busy_fraction": median(
+            [r.preprocess_busy_seconds / r.run_seconds for r in got]
+        ),
+        "compute_busy_fraction": median([r.compute_busy_fraction for r in got]),
+        "overlap_source": "spans",
+    }
+    if variant == "overlapped":
+        seconds = median(times)
+        details["speedup"] = naive_median / seconds if naive_median and seconds else None
+    return details
 
 
 WORKLOAD = Workload(

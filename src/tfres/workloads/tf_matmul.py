@@ -12,7 +12,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from tfres.backends.tf import load_tensorflow
 from tfres.backends.tf_placement import on_device
+from tfres.backends.tf_runtime import memory_info, reset_memory_peak
 from tfres.workloads._context import Workload, WorkloadContext, error_text, make_result, median
 
 __all__ = ["WORKLOAD", "run"]
@@ -26,9 +28,6 @@ def _sync(tensor: Any) -> None:
 
 
 def run(ctx: WorkloadContext) -> list[dict[str, Any]]:
-    from tfres.backends.tf import load_tensorflow
-    from tfres.backends.tf_runtime import memory_info, reset_memory_peak
-
     tf = load_tensorflow()
     p = WORKLOAD.params(quick=ctx.quick, overrides=ctx.params)
     sizes = [int(n) for n in p["sizes"]]
@@ -45,63 +44,83 @@ def run(ctx: WorkloadContext) -> list[dict[str, Any]]:
                 done += 1
                 a = rng.standard_normal((n, n)).astype(dtype)
                 b = rng.standard_normal((n, n)).astype(dtype)
-                params = {"n": n, "dtype": dtype}
-                with ctx.span() as span:
-                    reset_memory_peak(device)
-                    transfer: list[float] = []
-                    compute: list[float] = []
-                    error = None
-                    try:
-                        with on_device(device):
-                            for i in range(repeats + 1):  # i == 0 is the warm-up
-                                t = time.perf_counter()
-                                xa = tf.constant(a)
-                                xb = tf.constant(b)
-                                _sync(xa)
-                                _sync(xb)
-                                t_transfer = time.perf_counter() - t
-                                t = time.perf_counter()
-                                c = tf.matmul(xa, xb)
-                                _sync(c)
-                                t_compute = time.perf_counter() - t
-                                if i > 0:
-                                    transfer.append(t_transfer)
-                                    compute.append(t_compute)
-                                del xa, xb, c
-                    except (tf.errors.ResourceExhaustedError, MemoryError) as err:
-                        error = f"out of memory at n={n}: {error_text(err)}"
-                    except (tf.errors.OpError, RuntimeError, ValueError) as err:
-                        error = error_text(err)
-                    mem = memory_info(device)
-                flops = 2.0 * n**3
-                seconds = median(compute)
-                moved = a.nbytes + b.nbytes
-                t_med = median(transfer)
-                results.append(
-                    make_result(
-                        ctx,
-                        name=NAME,
-                        device=device,
-                        params=params,
-                        times=compute,
-                        span=span,
-                        throughput=flops / seconds / 1e9 if seconds else None,
-                        throughput_unit="GFLOP/s",
-                        peak_tf_memory_bytes=mem["peak_bytes"] if mem else None,
-                        details={
-                            "variant": f"n={n}",
-                            "flops": flops,
-                            "transfer_bytes": moved,
-                            "transfer_seconds_median": t_med,
-                            "transfer_seconds_min": min(transfer) if transfer else None,
-                            "transfer_seconds_max": max(transfer) if transfer else None,
-                            "transfer_gbytes_per_second": moved / t_med / 1e9 if t_med else None,
-                        },
-                        error=error,
-                    )
-                )
+                results.append(_one_size(ctx, tf, device, a, b, repeats=repeats, dtype=dtype))
     ctx.report(1.0, "done")
     return results
+
+
+def _time_matmul(
+    tf: Any,
+    device: str,
+    a: Any,
+    b: Any,
+    repeats: int,
+    transfer: list[float],
+    compute: list[float],
+) -> None:
+    """A warm-up, then ``repeats`` timed calls: the copies onto ``device`` and the product
+    apart, appended to ``transfer`` and ``compute`` as they come (kept when a later one fails).
+    """
+    with on_device(device):
+        for i in range(repeats + 1):  # i == 0 is the warm-up
+            t = time.perf_counter()
+            xa = tf.constant(a)
+            xb = tf.constant(b)
+            _sync(xa)
+            _sync(xb)
+            t_transfer = time.perf_counter() - t
+            t = time.perf_counter()
+            c = tf.matmul(xa, xb)
+            _sync(c)
+            t_compute = time.perf_counter() - t
+            if i > 0:
+                transfer.append(t_transfer)
+                compute.append(t_compute)
+            del xa, xb, c
+
+
+def _one_size(
+    ctx: WorkloadContext, tf: Any, device: str, a: Any, b: Any, *, repeats: int, dtype: str
+) -> dict[str, Any]:
+    """The result row of ``a @ b`` on ``device`` (the error when it failed)."""
+    n = int(a.shape[0])
+    with ctx.span() as span:
+        reset_memory_peak(device)
+        transfer: list[float] = []
+        compute: list[float] = []
+        error = None
+        try:
+            _time_matmul(tf, device, a, b, repeats, transfer, compute)
+        except (tf.errors.ResourceExhaustedError, MemoryError) as err:
+            error = f"out of memory at n={n}: {error_text(err)}"
+        except (tf.errors.OpError, RuntimeError, ValueError) as err:
+            error = error_text(err)
+        mem = memory_info(device)
+    flops = 2.0 * n**3
+    seconds = median(compute)
+    moved = a.nbytes + b.nbytes
+    t_med = median(transfer)
+    return make_result(
+        ctx,
+        name=NAME,
+        device=device,
+        params={"n": n, "dtype": dtype},
+        times=compute,
+        span=span,
+        throughput=flops / seconds / 1e9 if seconds else None,
+        throughput_unit="GFLOP/s",
+        peak_tf_memory_bytes=mem["peak_bytes"] if mem else None,
+        details={
+            "variant": f"n={n}",
+            "flops": flops,
+            "transfer_bytes": moved,
+            "transfer_seconds_median": t_med,
+            "transfer_seconds_min": min(transfer) if transfer else None,
+            "transfer_seconds_max": max(transfer) if transfer else None,
+            "transfer_gbytes_per_second": moved / t_med / 1e9 if t_med else None,
+        },
+        error=error,
+    )
 
 
 WORKLOAD = Workload(

@@ -13,7 +13,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from tfres.backends.tf import load_tensorflow
 from tfres.backends.tf_placement import on_device
+from tfres.backends.tf_runtime import memory_info, reset_memory_peak
 from tfres.workloads._context import (
     Workload,
     WorkloadContext,
@@ -89,18 +91,14 @@ def _fit_epochs(
 
 
 def run(ctx: WorkloadContext) -> list[dict[str, Any]]:
-    from tfres.backends.tf import load_tensorflow
-    from tfres.backends.tf_runtime import memory_info, reset_memory_peak
-
     tf = load_tensorflow()  # before keras, which imports TensorFlow less quietly
     import keras
 
     p = WORKLOAD.params(quick=ctx.quick, overrides=ctx.params)
     rng = ctx.rng(2)
-    samples, features, batch = int(p["samples"]), int(p["features"]), int(p["batch_size"])
+    samples, features = int(p["samples"]), int(p["features"])
     x = rng.standard_normal((samples, features)).astype("float32")
     y = rng.standard_normal((samples, 1)).astype("float32")
-    steps_per_epoch = -(-samples // batch)
     loops = (("gradient_tape", "tape"), ("fit", "fit"))
     results = []
     total = len(ctx.devices) * len(loops)
@@ -110,52 +108,68 @@ def run(ctx: WorkloadContext) -> list[dict[str, Any]]:
             for loop, short in loops:
                 ctx.report(done / total, f"{device} {short}")
                 done += 1
-                times: list[float] = []
-                final_loss = None
-                error = None
-                with ctx.span() as span:
-                    reset_memory_peak(device)
-                    try:
-                        with on_device(device):
-                            if loop == "fit":
-                                times, final_loss = _fit_epochs(keras, x, y, p, ctx.seed)
-                            else:
-                                times, final_loss = _tape_epochs(tf, keras, x, y, p, ctx.seed)
-                    except (tf.errors.ResourceExhaustedError, MemoryError) as err:
-                        error = f"out of memory: {error_text(err)}"
-                    except (tf.errors.OpError, RuntimeError, ValueError) as err:
-                        error = error_text(err)
-                    mem = memory_info(device)
-                seconds = median(times)
-                results.append(
-                    make_result(
-                        ctx,
-                        name=NAME,
-                        device=device,
-                        params={
-                            "loop": loop,
-                            "epochs": int(p["epochs"]),
-                            "batch_size": batch,
-                            "samples": samples,
-                            "features": features,
-                        },
-                        times=times,
-                        span=span,
-                        peak_tf_memory_bytes=mem["peak_bytes"] if mem else None,
-                        throughput=steps_per_epoch / seconds if seconds else None,
-                        throughput_unit="steps/s",
-                        details={
-                            "variant": short,
-                            "steps_per_epoch": steps_per_epoch,
-                            "step_seconds_median": seconds / steps_per_epoch if seconds else None,
-                            "epoch_seconds": times,
-                            "final_loss": final_loss,
-                        },
-                        error=error,
-                    )
-                )
+                results.append(_one_loop(ctx, tf, keras, device, loop, short, x, y, p))
     ctx.report(1.0, "done")
     return results
+
+
+def _one_loop(
+    ctx: WorkloadContext,
+    tf: Any,
+    keras: Any,
+    device: str,
+    loop: str,
+    short: str,
+    x: Any,
+    y: Any,
+    p: dict[str, Any],
+) -> dict[str, Any]:
+    """The result row of training with ``loop`` (``"fit"`` or ``"gradient_tape"``) on ``device``."""
+    samples, features = x.shape
+    batch = int(p["batch_size"])
+    steps_per_epoch = -(-samples // batch)
+    times: list[float] = []
+    final_loss = None
+    error = None
+    with ctx.span() as span:
+        reset_memory_peak(device)
+        try:
+            with on_device(device):
+                if loop == "fit":
+                    times, final_loss = _fit_epochs(keras, x, y, p, ctx.seed)
+                else:
+                    times, final_loss = _tape_epochs(tf, keras, x, y, p, ctx.seed)
+        except (tf.errors.ResourceExhaustedError, MemoryError) as err:
+            error = f"out of memory: {error_text(err)}"
+        except (tf.errors.OpError, RuntimeError, ValueError) as err:
+            error = error_text(err)
+        mem = memory_info(device)
+    seconds = median(times)
+    return make_result(
+        ctx,
+        name=NAME,
+        device=device,
+        params={
+            "loop": loop,
+            "epochs": int(p["epochs"]),
+            "batch_size": batch,
+            "samples": int(samples),
+            "features": int(features),
+        },
+        times=times,
+        span=span,
+        peak_tf_memory_bytes=mem["peak_bytes"] if mem else None,
+        throughput=steps_per_epoch / seconds if seconds else None,
+        throughput_unit="steps/s",
+        details={
+            "variant": short,
+            "steps_per_epoch": steps_per_epoch,
+            "step_seconds_median": seconds / steps_per_epoch if seconds else None,
+            "epoch_seconds": times,
+            "final_loss": final_loss,
+        },
+        error=error,
+    )
 
 
 WORKLOAD = Workload(
