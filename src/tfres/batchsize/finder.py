@@ -274,6 +274,48 @@ def find_batch_size(
         result = tfres.find_batch_size("train.py:build_model", "train.py:make_data", budget="8GiB")
         model.fit(x, y, batch_size=result.largest_batch_size)
     """
+    _check_limits(
+        max_batch_size=max_batch_size,
+        min_batch_size=min_batch_size,
+        start_batch_size=start_batch_size,
+        steps_per_trial=steps_per_trial,
+        margin=margin,
+        max_trials=max_trials,
+    )
+    where = _device(device)
+    budget_bytes = _budget_bytes(budget, where)
+    limit_bytes = budget_bytes * margin
+    kwargs: dict[str, Any] = dict(
+        limit_bytes=limit_bytes,
+        min_batch_size=min_batch_size,
+        max_batch_size=max_batch_size,
+        start=start_batch_size,
+        max_trials=max_trials,
+    )
+    if not isolate:
+        run = _in_process_runner(model_fn, data, steps_per_trial)
+        trials, why = search(_tracked(run, limit_bytes, on_trial_start, on_trial_end), **kwargs)
+    else:
+        with _isolated(
+            model_fn, data, where, budget_bytes, steps_per_trial, trial_timeout_seconds
+        ) as run:
+            trials, why = search(_tracked(run, limit_bytes, on_trial_start, on_trial_end), **kwargs)
+    largest, best = _largest_and_best(trials)
+    return BatchSizeResult(
+        largest, best, budget_bytes, margin, where, max_batch_size, why, tuple(trials)
+    )
+
+
+def _check_limits(
+    *,
+    max_batch_size: int,
+    min_batch_size: int,
+    start_batch_size: int,
+    steps_per_trial: int,
+    margin: float,
+    max_trials: int,
+) -> None:
+    """A ``ValueError`` naming the first of :func:`find_batch_size`'s limits that is wrong."""
     for name, value in (
         ("max_batch_size", max_batch_size),
         ("min_batch_size", min_batch_size),
@@ -290,46 +332,39 @@ def find_batch_size(
         raise ValueError(f"margin must be above 0 and at most 1 (got {margin!r})")
     if not 1 <= max_trials <= MAX_TRIALS:
         raise ValueError(f"max_trials must be between 1 and {MAX_TRIALS} (got {max_trials!r})")
-    where = _device(device)
-    budget_bytes = _budget_bytes(budget, where)
+
+
+def _tracked(
+    run: Callable[[int], Trial],
+    limit_bytes: float,
+    on_trial_start: Callable[[int, int], None] | None,
+    on_trial_end: Callable[[Trial], None] | None,
+) -> Callable[[int], Trial]:
+    """``run`` with each trial numbered, classified against ``limit_bytes`` and reported."""
     count = 0
 
-    def tracked(run: Callable[[int], Trial]) -> Callable[[int], Trial]:
-        def go(batch_size: int) -> Trial:
-            nonlocal count
-            count += 1
-            if on_trial_start is not None:
-                on_trial_start(count, batch_size)
-            trial = classify(run(batch_size), budget_bytes * margin)
-            if on_trial_end is not None:
-                on_trial_end(trial)
-            return trial
+    def go(batch_size: int) -> Trial:
+        nonlocal count
+        count += 1
+        if on_trial_start is not None:
+            on_trial_start(count, batch_size)
+        trial = classify(run(batch_size), limit_bytes)
+        if on_trial_end is not None:
+            on_trial_end(trial)
+        return trial
 
-        return go
+    return go
 
-    kwargs: dict[str, Any] = dict(
-        limit_bytes=budget_bytes * margin,
-        min_batch_size=min_batch_size,
-        max_batch_size=max_batch_size,
-        start=start_batch_size,
-        max_trials=max_trials,
-    )
-    if not isolate:
-        trials, why = search(tracked(_in_process_runner(model_fn, data, steps_per_trial)), **kwargs)
-    else:
-        with _isolated(
-            model_fn, data, where, budget_bytes, steps_per_trial, trial_timeout_seconds
-        ) as run:
-            trials, why = search(tracked(run), **kwargs)
+
+def _largest_and_best(trials: list[Trial]) -> tuple[int | None, int | None]:
+    """The largest fitting batch size, and the fitting one with the most samples/s."""
     fitting = [t for t in trials if t.fits]
     largest = max((t.batch_size for t in fitting), default=None)
     rated = [t for t in fitting if t.samples_per_second]
     best = (
         max(rated, key=lambda t: (t.samples_per_second, t.batch_size)).batch_size if rated else None
     )
-    return BatchSizeResult(
-        largest, best, budget_bytes, margin, where, max_batch_size, why, tuple(trials)
-    )
+    return largest, best
 
 
 def measure_trial(
