@@ -6,7 +6,7 @@ from rich.console import Console
 
 from tfres.machine.checks import Check
 from tfres.machine.fingerprint import fingerprint
-from tfres.report.machine import render_checks, render_fingerprint
+from tfres.report.machine import checks_json, overall_status, render_checks, render_fingerprint
 
 
 def _text(render, *args) -> str:  # noqa: ANN001
@@ -39,3 +39,16 @@ def test_checks_show_verdict_evidence_fix_and_the_exit_status() -> None:
     text = _text(render_checks, checks)
     assert "FAIL" in text and "TensorFlow sees none" in text and "pip install x" in text
     assert "1 ok, 1 fail; exit status 1" in text
+
+
+def test_overall_status_is_the_worst_check_and_a_warning_is_not_a_failure() -> None:
+    ok = Check("a", "ok", "fine")
+    warn = Check("b", "warn", "slow", fix="do x")
+    fail = Check("c", "fail", "broken", fix="do y")
+    skip = Check("d", "skip", "not here")
+    assert overall_status([ok, skip]) == "ok"
+    assert overall_status([ok, warn, skip]) == "warn"
+    assert overall_status([warn, fail]) == "fail"
+    answer = checks_json([ok, warn])
+    assert answer["status"] == "warn"
+    assert [c["name"] for c in answer["checks"]] == ["a", "b"]

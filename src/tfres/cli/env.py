@@ -7,7 +7,7 @@ import argparse
 from tfres.cli._common import add_json_option, add_store_option, console, print_json
 from tfres.machine.doctor import doctor, exit_status
 from tfres.machine.fingerprint import Fingerprint, fingerprint
-from tfres.report.machine import render_checks, render_fingerprint
+from tfres.report.machine import checks_json, render_checks, render_fingerprint
 from tfres.store import resolve_record
 
 ENV_EPILOG = """\
@@ -97,8 +97,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     checks = doctor(fp=fp)
     status = exit_status(checks)
     if args.json:
-        worst = "fail" if status else ("warn" if any(c.status == "warn" for c in checks) else "ok")
-        print_json({"status": worst, "checks": [c.to_dict() for c in checks]})
+        print_json(checks_json(checks))
         return status
     render_checks(checks, console())
     return status

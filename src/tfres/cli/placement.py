@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
 
 from tfres.cli._common import add_json_option, console, positive_int_arg, print_json
+from tfres.report.placement import render_advice
 
 EPILOG = """\
 examples:
@@ -100,57 +97,3 @@ def cmd_placement(args: argparse.Namespace) -> int:
         return 0
     render_advice(advice, console())
     return 0
-
-
-def _ms(seconds: float | None) -> str:
-    return "n/a" if seconds is None else f"{seconds * 1e3:.3f}"
-
-
-def render_advice(advice: Any, out: Console) -> None:
-    """Print the timings table, the verdict and the op placement table (<= 100 columns)."""
-    table = Table(title="time per call (ms, median)", title_justify="left")
-    for col in ("device", "transfer in", "compute", "transfer out", "total", "min-max"):
-        table.add_column(col, justify="left" if col == "device" else "right")
-    for t in advice.timings:
-        if t.error:
-            table.add_row(t.device, "[red]failed[/red]", "", "", "", "")
-            continue
-        best = " *" if t.device == advice.best_device else ""
-        table.add_row(
-            t.device + best,
-            _ms(t.transfer_in_seconds),
-            _ms(t.compute_seconds),
-            _ms(t.transfer_out_seconds),
-            _ms(t.total_seconds),
-            f"{_ms(t.total_min_seconds)}-{_ms(t.total_max_seconds)}",
-        )
-    out.print(table)
-    style = "bold green" if advice.clear else "bold"
-    out.print(f"[{style}]{advice.verdict}[/{style}]")
-    for note in advice.notes:
-        out.print(f"[dim]note: {note}[/dim]")
-    if not advice.placements:
-        return
-    ops = Table(title="where TensorFlow placed the ops", title_justify="left")
-    for col in ("pinned to", "op type", "ran on", "count", "note"):
-        ops.add_column(col, justify="right" if col == "count" else "left", overflow="fold")
-    for log in advice.placements:
-        if log.error:
-            ops.add_row(log.target, "", "", "", f"no log: {log.error}"[:60])
-            continue
-        for i, op in enumerate(log.ops):
-            note = ""
-            if op.op_type in log.fell_back and op.device.startswith("CPU"):
-                note = "[yellow]fell back to the CPU[/yellow]"
-            elif op.off_target:
-                note = "[yellow]off the pinned device[/yellow]"
-            ops.add_row(log.target if i == 0 else "", op.op_type, op.device, str(op.count), note)
-        if log.copies:
-            ops.add_row("", "(copies)", "", str(log.copies), "tensors sent between devices")
-    out.print(ops)
-    for log in advice.placements:
-        if log.fell_back:
-            out.print(
-                f"[yellow]{log.target}: {', '.join(log.fell_back)} fell back to the CPU; "
-                "each such op costs a copy each way[/yellow]"
-            )

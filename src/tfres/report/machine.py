@@ -16,7 +16,7 @@ from rich.table import Table
 from tfres.machine.checks import Check, exit_status
 from tfres.units import format_bytes, format_cpu_list
 
-__all__ = ["render_fingerprint", "render_checks"]
+__all__ = ["render_fingerprint", "render_checks", "overall_status", "checks_json"]
 
 _VERDICT_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
 
@@ -209,3 +209,15 @@ def render_checks(checks: list[Check], out: Console) -> None:
     counts = {s: sum(1 for c in checks if c.status == s) for s in ("ok", "warn", "fail", "skip")}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     out.print(f"{summary}; exit status {status}")
+
+
+def overall_status(checks: list[Check]) -> str:
+    """``"fail"`` when a check failed, else ``"warn"`` when one warned, else ``"ok"``."""
+    if exit_status(checks):
+        return "fail"
+    return "warn" if any(c.status == "warn" for c in checks) else "ok"
+
+
+def checks_json(checks: list[Check]) -> dict[str, Any]:
+    """The doctor's answer as JSON: the overall status and every check."""
+    return {"status": overall_status(checks), "checks": [c.to_dict() for c in checks]}
