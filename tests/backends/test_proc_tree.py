@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tfres.backends.host_now import HostReader
 from tfres.backends.proc_files import PROC_AVAILABLE, NewPids, ProcFiles
 from tfres.backends.proc_tree import ProcessTree
 
@@ -135,3 +136,50 @@ def test_three_workers_that_live_half_a_second_are_in_the_records_peak(tmp_path:
     peak = max(s["process_rss_bytes"] or 0 for s in samples)
     assert max(s["process_count"] for s in samples) >= 4  # the parent and 3 workers
     assert peak >= 3 * 48 * 2**20
+
+
+class _CountedFiles(ProcFiles):
+    """Real /proc files that count which were read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list[str] = []
+
+    def read(self, path: str) -> bytes:
+        self.reads.append(path)
+        return super().read(path)
+
+
+@linux_only
+def test_new_pids_are_not_looked_for_while_the_fork_counter_stands_still():
+    host = HostReader()
+    files = _CountedFiles()
+    new = NewPids(files)
+    host.read()
+    assert host.forks is not None
+    assert new.since_last(host.forks) is None  # the first call reads /proc/loadavg
+    files.reads.clear()
+    assert new.since_last(host.forks) == []  # nothing created: nothing read
+    assert files.reads == []
+    child = subprocess.Popen(["true"])
+    child.wait()
+    host.read()  # the counter has moved: the new pid is found
+    assert child.pid in (new.since_last(host.forks) or [])
+    assert files.reads == ["/proc/loadavg"]
+
+
+@linux_only
+def test_a_child_is_seen_in_the_next_reading_with_the_fork_counter():
+    host = HostReader()
+    tree = ProcessTree(os.getpid(), forks=lambda: host.forks)
+    host.read()
+    tree.read()
+    host.read()
+    tree.read()  # the counter stands still (or not): no child yet either way
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        host.read()  # as a sample does: the host first, then the tree
+        assert child.pid in tree.read().pids
+    finally:
+        child.kill()
+        child.wait()

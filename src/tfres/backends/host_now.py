@@ -67,12 +67,21 @@ class HostReader:
         self._last_io: float | None = None
         #: the /proc files, kept open and re-read with pread (Linux)
         self._read_file: Callable[[str], bytes] = ProcFiles().read if PROC_AVAILABLE else read_once
+        #: processes and threads created since boot, as of the last reading (``processes``
+        #: in /proc/stat); None where it cannot be read. A process tree reader uses it to
+        #: skip looking for new pids when nothing was created (see ProcessTree's ``forks``)
+        self.forks: int | None = None
 
     def __call__(self) -> HostReading:
         return self.read()
 
     def _cpu(self) -> tuple[float | None, tuple[float, ...]]:
-        cores = _proc_stat_cores(self._read_file)
+        try:
+            text: bytes | None = self._read_file("/proc/stat")
+        except OSError:
+            text = None
+        cores = _stat_cores(text) if text else None
+        self.forks = _stat_forks(text) if text else None
         if cores is None:
             try:
                 cores = [_busy_and_total(t) for t in psutil.cpu_times(percpu=True)]
@@ -157,6 +166,10 @@ def _proc_stat_cores(read: Callable[[str], bytes] = read_once) -> list[tuple[flo
         text = read("/proc/stat")
     except OSError:
         return None
+    return _stat_cores(text)
+
+
+def _stat_cores(text: bytes) -> list[tuple[float, float]] | None:
     # the cpuN lines come first; the long "intr" line after them is never split
     end = text.find(b"\nintr")
     cores: list[tuple[float, float]] = []
@@ -169,6 +182,17 @@ def _proc_stat_cores(read: Callable[[str], bytes] = read_once) -> list[tuple[flo
         busy = total - int(values[3]) - (int(values[4]) if len(values) > 4 else 0)
         cores.append((busy, total))
     return cores or None
+
+
+def _stat_forks(text: bytes) -> int | None:
+    """The ``processes`` line of /proc/stat: processes and threads created since boot."""
+    start = text.find(b"\nprocesses ")
+    if start < 0:
+        return None
+    try:
+        return int(text[start + 11 : text.find(b"\n", start + 11)])
+    except ValueError:
+        return None
 
 
 def _net_bytes(read: Callable[[str], bytes] = read_once) -> tuple[int | None, int | None]:

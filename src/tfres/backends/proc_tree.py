@@ -90,6 +90,10 @@ class ProcessTree:
     ``full_memory_every=N``, on every Nth reading (0 never, 1 always), spaced further apart
     when slow so that they take at most 0.05% of a core (:data:`FULL_MEMORY_CPU_SHARE`).
     A root process that is gone or not ours gives readings with no pids.
+
+    ``forks`` returns the machine's count of created tasks, read since the previous reading
+    (:attr:`tfres.backends.host_now.HostReader.forks`, read just before): while it stands
+    still, new pids are not looked for.
     """
 
     def __init__(
@@ -103,6 +107,7 @@ class ProcessTree:
         rescan_seconds: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
         use_proc: bool = PROC_AVAILABLE,
+        forks: Callable[[], int | None] | None = None,
     ) -> None:
         self.pid = os.getpid() if pid is None else int(pid)
         self.children = children
@@ -112,6 +117,7 @@ class ProcessTree:
         self.full_memory_seconds = full_memory_seconds
         self.rescan_seconds = rescan_seconds
         self._clock = clock
+        self._forks = forks
         self._files: ProcFiles | None = ProcFiles() if use_proc else None
         self._new_pids = NewPids(self._files) if self._files is not None else None
         self._pending: list[int] = []  # new pids not visible yet: looked at once more
@@ -171,7 +177,7 @@ class ProcessTree:
                 self._psutil_scan()
             return
         try:
-            new = self._new_pids.since_last()
+            new = self._new_pids.since_last(self._forks() if self._forks is not None else None)
         except (OSError, ValueError, IndexError):
             new = None
         if new is None:

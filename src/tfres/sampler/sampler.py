@@ -118,15 +118,20 @@ class Sampler:
         self.interval = check_interval(interval)
         self.pid = os.getpid() if pid is None else int(pid)
         self._clock = clock
-        self._read_host = (
-            host_reader or HostReader(io_every_seconds=IO_EVERY_SECONDS, clock=clock).read
-        )
+        host: HostReader | None = None
+        if host_reader is None:
+            host = HostReader(io_every_seconds=IO_EVERY_SECONDS, clock=clock)
+            host_reader = host.read
+        self._read_host = host_reader
         if tree_reader is None:
             tree_reader = ProcessTree(
                 self.pid,
                 children=children,
                 full_memory_every=full_memory_every,
                 full_memory_seconds=1.0 if full_memory_every is None else None,
+                # the host is read first in each sample: its fork counter says whether
+                # anything was created since the previous one
+                forks=(lambda: host.forks) if host is not None else None,
             ).read
         self._read_tree = tree_reader
         self._listeners: list[Callable[[Sample], None]] = [on_sample] if on_sample else []
