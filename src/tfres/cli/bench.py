@@ -9,6 +9,7 @@ from typing import Any
 
 from tfres.cli._common import add_json_option, add_store_option, console, interval_arg, print_json
 from tfres.cli.push import add_mlflow_option, mlflow_uri, push_after
+from tfres.report.terminal import render_bench_summary
 
 EPILOG = """\
 examples:
@@ -145,24 +146,11 @@ def _progress_bars(workload_names: list[str]) -> tuple[Any, Any]:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from tfres.benchmark import run_bench, select_workloads
+    from tfres.benchmark import run_bench
 
-    only = None
-    if args.only:
-        only = [n.strip() for item in args.only for n in item.split(",") if n.strip()]
-    workloads = select_workloads(only)  # a bad name fails here, before any work
-    overrides = parse_overrides(args.overrides)
-    if args.device != "cpu":  # no GPU: say why before any progress bar shows
-        from tfres.benchmark import resolve_devices
-        from tfres.machine.fingerprint import fingerprint
-
-        resolve_devices(args.device, fingerprint=fingerprint(processes=False).to_dict())
+    only, workloads, overrides = _checked_before_work(args)
     store: bool | str = False if args.no_store else (args.store or True)
     uri = mlflow_uri(args)  # --mlflow without a URI or $MLFLOW_TRACKING_URI: before the work
-    if not args.no_html and args.html is not None:  # before the work, not after it
-        from tfres.session import check_output_path
-
-        check_output_path(args.html, what="--html")
     progress, update = _progress_bars([w.name for w in workloads])
     with progress:
         saved = run_bench(
@@ -188,51 +176,50 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         html_path = write_html(record, Path(args.html or f"tfres-bench-{record.id}.html")).resolve()
     if args.json:
-        print_json(
-            {
-                "id": record.id,
-                "store_number": number,
-                "html": str(html_path) if html_path else None,
-                "status": record.status,
-                "elapsed_seconds": record.elapsed_seconds,
-                "workloads": record.workloads,
-                "findings": record.findings,
-                "notes": record.notes,
-            }
-        )
+        print_json(_json_summary(record, number, html_path))
         return 0 if record.status == "ok" and not saved.error else 1
-    _print_summary(record, number, store_path if number is not None else None, html_path)
+    render_bench_summary(
+        record,
+        console(),
+        store_number=number,
+        store_path=store_path if number is not None else None,
+        html_path=html_path,
+    )
     return 0 if record.status == "ok" and not saved.error else 1
 
 
-def _print_summary(
-    record: Any, number: int | None, store_path: Any, html_path: Path | None
-) -> None:
-    from rich.text import Text
+def _checked_before_work(
+    args: argparse.Namespace,
+) -> tuple[list[str] | None, list[Any], dict[str, dict[str, Any]]]:
+    """``(only, workloads, overrides)``; a bad workload name, ``--set``, device or ``--html``
+    path fails here, before any progress bar shows."""
+    from tfres.benchmark import select_workloads
 
-    from tfres.report.terminal import findings_view, workload_notes, workload_table
-    from tfres.units import format_seconds
+    only = None
+    if args.only:
+        only = [n.strip() for item in args.only for n in item.split(",") if n.strip()]
+    workloads = select_workloads(only)
+    overrides = parse_overrides(args.overrides)
+    if args.device != "cpu":  # no GPU: say why
+        from tfres.benchmark import resolve_devices
+        from tfres.machine.fingerprint import fingerprint
 
-    out = console()
-    out.print(
-        workload_table(
-            record.workloads,
-            title=f"tfres bench: {len(record.workloads)} results"
-            f" in {format_seconds(record.elapsed_seconds)}",
-        )
-    )
-    for line in workload_notes(record.workloads):
-        out.print(line)
-    if record.findings:
-        out.print()
-        for block in findings_view(record.findings):
-            out.print(block)
-    for note in record.notes:
-        out.print(Text(f"note: {note}", style="dim"))
-    out.print()
-    if number is not None:
-        out.print(
-            Text(f"saved as run {number} in {store_path}; show it again: tfres report {number}")
-        )
-    if html_path is not None:
-        out.print(Text(f"HTML report: {html_path}"))
+        resolve_devices(args.device, fingerprint=fingerprint(processes=False).to_dict())
+    if not args.no_html and args.html is not None:
+        from tfres.session import check_output_path
+
+        check_output_path(args.html, what="--html")
+    return only, workloads, overrides
+
+
+def _json_summary(record: Any, number: int | None, html_path: Path | None) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "store_number": number,
+        "html": str(html_path) if html_path else None,
+        "status": record.status,
+        "elapsed_seconds": record.elapsed_seconds,
+        "workloads": record.workloads,
+        "findings": record.findings,
+        "notes": record.notes,
+    }

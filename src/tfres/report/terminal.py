@@ -20,7 +20,14 @@ from tfres.record import Record
 from tfres.report import _format as fmt
 from tfres.units import format_bytes, format_percent, format_seconds
 
-__all__ = ["findings_view", "phase_table", "render_record", "workload_notes", "workload_table"]
+__all__ = [
+    "findings_view",
+    "phase_table",
+    "render_bench_summary",
+    "render_record",
+    "workload_notes",
+    "workload_table",
+]
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -184,3 +191,40 @@ def render_record(record: Record, console: Console) -> None:
         console.print(Text("findings: none; the diagnosis rules found nothing to flag", "dim"))
     for note in record.notes:
         console.print(Text(f"note: {note}", style="dim"))
+
+
+def render_bench_summary(
+    record: Record,
+    console: Console,
+    *,
+    store_number: int | None = None,
+    store_path: Any = None,
+    html_path: Any = None,
+) -> None:
+    """Print what ``tfres bench`` found: the workload table, findings, notes, and where the
+    record (store number) and the HTML report went."""
+    console.print(
+        workload_table(
+            record.workloads,
+            title=f"tfres bench: {len(record.workloads)} results"
+            f" in {format_seconds(record.elapsed_seconds)}",
+        )
+    )
+    for line in workload_notes(record.workloads):
+        console.print(line)
+    if record.findings:
+        console.print()
+        for block in findings_view(record.findings):
+            console.print(block)
+    for note in record.notes:
+        console.print(Text(f"note: {note}", style="dim"))
+    console.print()
+    if store_number is not None:
+        console.print(
+            Text(
+                f"saved as run {store_number} in {store_path}; "
+                f"show it again: tfres report {store_number}"
+            )
+        )
+    if html_path is not None:
+        console.print(Text(f"HTML report: {html_path}"))
