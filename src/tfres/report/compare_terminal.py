@@ -1,4 +1,4 @@
-"""A :class:`~tfres.comparison.compare.Comparison` printed in the terminal with rich (<= 100 columns)."""
+"""A :class:`~tfres.comparison.compare.Comparison` in the terminal with rich (<= 100 columns)."""
 
 from __future__ import annotations
 
