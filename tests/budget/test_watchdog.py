@@ -15,7 +15,8 @@ import pytest
 
 from fakes import FakeClock
 from tfres.backends.memlimit import HardLimit, MemoryReading, TreeMemory, _own_cgroups
-from tfres.budget.watchdog import BudgetWatcher, MemoryBudget, limit_memory, parse_budget
+from tfres.budget.command import BudgetWatcher
+from tfres.budget.watchdog import MemoryBudget, limit_memory, parse_budget
 from tfres.diagnosis.facts import run_facts
 from tfres.diagnosis.rules.budget import budget_reached
 from tfres.errors import BudgetExceededError

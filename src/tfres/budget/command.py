@@ -36,6 +36,7 @@ from tfres.backends.memlimit import (
     systemd_scope_command,
 )
 from tfres.backends.signals import DEFAULT_GRACE_SECONDS
+from tfres.budget.watchdog import MemoryBudget
 from tfres.record import Record
 from tfres.timeline import Sample
 from tfres.units import format_bytes
@@ -142,8 +143,6 @@ class BudgetWatcher:
         self._supervisor = supervisor
 
     def on_start(self, pid: int) -> None:
-        from tfres.budget.watchdog import MemoryBudget
-
         sup = self._supervisor
         budget = MemoryBudget(
             self.budget_bytes,

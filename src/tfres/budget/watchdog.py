@@ -27,8 +27,9 @@ process). PSS, which counts pages shared between processes once, costs 2-5 ms pe
 for trees of several processes once their RSS sum passes the soft threshold (fork-based data
 workers share the parent's arrays, which RSS counts once per worker), at most every 0.5 s.
 
-``tfres run --memory-budget 10% -- python train.py`` uses :class:`BudgetWatcher`, which also
-puts the command in a cgroup with a hard limit where the kernel allows it (see
+``tfres run --memory-budget 10% -- python train.py`` uses
+:class:`tfres.budget.command.BudgetWatcher`, which also puts the command in a cgroup with
+a hard limit where the kernel allows it (see
 :mod:`tfres.backends.memlimit`). There is never a need for the kernel's OOM killer.
 """
 
@@ -53,7 +54,6 @@ __all__ = [
     "parse_budget",
     "budget_options",
     "apply_budget",
-    "BudgetWatcher",
     "DEFAULT_SOFT_RATIO",
     "DEFAULT_INTERVAL_SECONDS",
 ]
@@ -397,5 +397,3 @@ def apply_budget(
     """``dataset.with_options(budget_options(budget))``: the tf.data autotuner gets the budget."""
     return dataset.with_options(budget_options(budget, fraction=fraction))
 
-
-from tfres.budget.command import BudgetWatcher  # noqa: E402  (re-exported)

@@ -248,7 +248,7 @@ def _control(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
 def _watchers(args: argparse.Namespace) -> list[Any]:
     if args.memory_budget is None:
         return []
-    from tfres.budget.watchdog import BudgetWatcher
+    from tfres.budget.command import BudgetWatcher
 
     return [BudgetWatcher(args.memory_budget, checkpoint=args.checkpoint, grace_seconds=args.grace)]
 
