@@ -23,6 +23,8 @@ log = logging.getLogger("tfres")
 
 _MAX_HISTORY = 200_000  # points kept to copy into the script's own run
 _MAX_QUEUE = 500_000  # points waiting for a slow server; beyond, the oldest are dropped
+_MAX_FINISH_SECONDS = 120.0  # the most finish() waits for a backlog that is still moving
+_BATCH = 1000  # MLflow's limit of metrics per log_batch
 
 
 class MlflowSink:
@@ -65,7 +67,7 @@ class MlflowSink:
         self._html = html
         self._in_process = in_process
         self._warn = warn
-        self._stream = MetricStream(max_points=max_points)
+        self.stream = MetricStream(max_points=max_points)
         self._queue: deque[MetricPoint] = deque(maxlen=_MAX_QUEUE)
         self._history: list[MetricPoint] = []
         self._lock = threading.Lock()
@@ -73,6 +75,7 @@ class MlflowSink:
         self._thread: threading.Thread | None = None
         self._client: Any = None
         self._t0_wall: float | None = None
+        self._progress = 0.0  # time.monotonic() of the last batch the server took
         self.dropped = 0
 
     # -- set-up ----------------------------------------------------------------------------
@@ -124,6 +127,7 @@ class MlflowSink:
             self.result.joined = True
 
     def _run(self, record: Record | None, opened: threading.Event) -> None:
+        _lower_priority()  # importing MLflow and sending take CPU: the work comes first
         try:
             m.check_server(self.uri, timeout_seconds=min(5.0, self._timeout))
             self._client = m.client(self.uri)
@@ -157,29 +161,37 @@ class MlflowSink:
         now = time.time()
         if self._t0_wall is None:
             self._t0_wall = now - sample.t_seconds
-        points = self._stream.metrics(sample, wall_seconds=self._t0_wall + sample.t_seconds)
+        points = self.stream.metrics(sample, wall_seconds=self._t0_wall + sample.t_seconds)
         with self._lock:
             if len(self._queue) + len(points) > _MAX_QUEUE:
                 self.dropped += len(points)
             self._queue.extend(points)
 
     def _loop(self) -> None:
-        while not self._stop.wait(self._flush_seconds):
+        """Send every ``flush_seconds``; once stopped, send what is left and end."""
+        while True:
+            stopped = self._stop.wait(self._flush_seconds)
             try:
                 self._find_script_run()
                 self._flush()
             except Exception as err:
                 self._fail(err)
                 return
+            if stopped:
+                return
 
     def _flush(self) -> None:
         with self._lock:
             points = list(self._queue)
             self._queue.clear()
-        if points and self.result.run_id is not None:
-            m.log_points(self._client, self.result.run_id, points)
+        if not points or self.result.run_id is None:
+            return
+        for i in range(0, len(points), _BATCH):
+            batch = points[i : i + _BATCH]
+            m.log_points(self._client, self.result.run_id, batch)
+            self._progress = time.monotonic()
             if len(self._history) < _MAX_HISTORY and self._own_run is not None:
-                self._history.extend(points[: _MAX_HISTORY - len(self._history)])
+                self._history.extend(batch[: _MAX_HISTORY - len(self._history)])
 
     def _find_script_run(self) -> None:
         """Move to the run the script made (tagged with our session), once it exists."""
@@ -221,8 +233,7 @@ class MlflowSink:
         if self._in_process:
             close_session(self.session)
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(self._timeout)
+        self._wait_for_thread()
         if self._thread is not None and self._thread.is_alive():
             self._fail(
                 m.MlflowError(f"the MLflow server did not answer within {self._timeout:g} s")
@@ -237,9 +248,20 @@ class MlflowSink:
         record.extra["mlflow"] = self.result.to_dict()
         return self.result
 
+    def _wait_for_thread(self) -> None:
+        """Wait while the thread sends (a backlog may take many batches), up to
+        ``timeout_seconds`` without progress and :data:`_MAX_FINISH_SECONDS` in all."""
+        if self._thread is None:
+            return
+        start = time.monotonic()
+        self._progress = max(self._progress, start)
+        while self._thread.is_alive():
+            now = time.monotonic()
+            if now - self._progress > self._timeout or now - start > _MAX_FINISH_SECONDS:
+                return
+            self._thread.join(0.2)
+
     def _send_rest(self, record: Record, status: str | None) -> None:
-        self._find_script_run()
-        self._flush()
         html = None
         if self._html is not None:
             try:
@@ -262,6 +284,14 @@ class MlflowSink:
             log.info("tfres: MLflow: %s", text)
             return
         log.warning("tfres: MLflow: %s; the record is kept locally (tfres push sends it)", text)
+
+
+def _lower_priority() -> None:
+    """Run this thread at nice +10 (Linux: threads have their own nice value); else as is."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (AttributeError, OSError):
+        pass
 
 
 def _mlflow_status(status: str) -> str:
