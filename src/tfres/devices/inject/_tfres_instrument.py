@@ -148,13 +148,15 @@ class _PostImport:
             spec = importlib.util.find_spec(fullname)
         finally:
             self._busy = False
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        original, after = spec.loader.exec_module, self.after
+        original, after, finder = spec.loader.exec_module, self.after, self
 
         def exec_module(module):
+            # one-shot once the module really runs (importlib.util.find_spec alone, as
+            # TensorFlow's __init__ does for keras, only looks)
+            if finder in sys.meta_path:
+                sys.meta_path.remove(finder)
             start = _clock()
             original(module)
             try:

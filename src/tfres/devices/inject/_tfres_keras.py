@@ -106,6 +106,7 @@ def _usr1_handler(model):
 
 
 _STOP = {"asked": False}
+_COUNTS = {}
 
 
 def _save_and_exit(model):
@@ -139,7 +140,7 @@ def _callback_class(keras, inst):
             self.kind = kind
             self.epoch = None
             self.open = None  # (kind, index, epoch, start, batches)
-            self.counts = {}
+            self.counts = _COUNTS  # per process: step numbers go on across fit calls
             self.epoch_start = None
             self.begun = {}
             self.trace = None

@@ -1,0 +1,177 @@
+"""The honest accuracy suite: unmodified training scripts (they never import tfres) under
+``tfres run``, checked against what each measures about itself without tfres.
+
+For each script of the set (``scripts/``, or ``tuning/`` where the thresholds were chosen):
+
+1. truth: ``python SCRIPT --truth`` outside tfres; scripts that can, time the full step and
+   the step on one cached batch apart (``truth.measure``): truth input wait = (full -
+   compute) / full;
+2. ``tfres run --out REC -- python SCRIPT``: does the top finding name the true cause, and
+   how far is the record's measured input-wait fraction from the truth;
+3. cost (``--ab N``): N interleaved pairs of ``tfres run`` and ``tfres run --no-instrument``
+   on the throughput scripts, each script timing its own training (steps/s); the cost is
+   1 - median(instrumented) / median(not).
+
+    .venv/bin/python benchmarks/accuracy/run.py --ab 3 --json results.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+#: script -> (true cause, accepted top finding rules (rule or rule:title prefix), options)
+EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "input_slow_generator": ("input", ("input_bound",), ()),
+    "input_py_function_map": ("input", ("input_bound",), ()),
+    "input_no_prefetch": ("input", ("input_bound",), ()),
+    "input_tiny_files": ("input", ("input_bound",), ()),
+    "input_pydataset": ("input", ("input_bound",), ()),
+    "compute_dense": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_conv": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "startup_only": ("start-up", ("startup",), ()),
+    "startup_tiny_fit": ("start-up", ("startup",), ()),
+    "eval_dominated": ("evaluation", ("phase_share:Evaluation",), ()),
+    "checkpoint_dominated": ("checkpoint saves", ("phase_share:Model and checkpoint",), ()),
+    "memory_growth": ("memory growth", ("memory_growth",), ("--memory-budget", "3GiB")),
+    # the tuning set
+    "tune_generator": ("input", ("input_bound",), ()),
+    "tune_compute": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "tune_startup": ("start-up", ("startup",), ()),
+}
+AB_SCRIPTS = ("input_slow_generator", "compute_dense")
+
+
+def _env(out: Path) -> dict[str, str]:
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", ACCURACY_OUT=str(out))
+    env["PYTHONPATH"] = str(HERE) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.pop("TFRES_STEPS_FILE", None)
+    return env
+
+
+def _figures(path: Path) -> dict[str, float]:
+    out: dict[str, float] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            out.update(json.loads(line))
+    return out
+
+
+def run_script(script: Path, *, tfres: list[str] | None, tmp: Path) -> tuple[dict, Path | None]:
+    """Run once (outside tfres with --truth when ``tfres`` is None); its figures and record."""
+    figures = tmp / f"{script.stem}-{time.monotonic_ns()}.jsonl"
+    if tfres is None:
+        cmd = [sys.executable, str(script), "--truth"]
+        record = None
+    else:
+        record = tmp / f"{script.stem}-{time.monotonic_ns()}.json"
+        cmd = [sys.executable, "-m", "tfres", "run", "--no-store", "--out", str(record), *tfres]
+        cmd += ["--", sys.executable, str(script)]
+    proc = subprocess.run(
+        cmd, env=_env(figures), capture_output=True, text=True, timeout=600, cwd=tmp
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"{script.name} failed ({proc.returncode}): {proc.stderr[-800:]}")
+    return _figures(figures), record
+
+
+def _matches(finding: dict, accepted: tuple[str, ...]) -> bool:
+    for want in accepted:
+        rule, _, title = want.partition(":")
+        if finding.get("rule") == rule and str(finding.get("title", "")).startswith(title):
+            return True
+    return False
+
+
+def check(script: Path, tmp: Path) -> dict:
+    from tfres.diagnosis.facts import run_facts
+    from tfres.record import load
+
+    cause, accepted, options = EXPECTED[script.stem]
+    truth, _ = run_script(script, tfres=None, tmp=tmp)
+    figures, record_path = run_script(script, tfres=list(options), tmp=tmp)
+    assert record_path is not None
+    record = load(record_path)
+    top = record.findings[0] if record.findings else {}
+    measured = run_facts(record).input_wait_fraction
+    want = truth.get("truth_input_wait_fraction")
+    return {
+        "script": script.stem,
+        "cause": cause,
+        "top_rule": top.get("rule"),
+        "top_title": top.get("title"),
+        "correct": bool(top) and _matches(top, accepted),
+        "input_wait_truth": want,
+        "input_wait_measured": measured,
+        "error_points": None if want is None or measured is None else 100 * (measured - want),
+        "steps_recorded": len(record.steps),
+        "notes": record.notes,
+    }
+
+
+def cost(script: Path, pairs: int, tmp: Path) -> dict:
+    rates: dict[str, list[float]] = {"instrumented": [], "plain": []}
+    for i in range(pairs):
+        order = [("instrumented", []), ("plain", ["--no-instrument"])]
+        for name, options in order if i % 2 == 0 else order[::-1]:
+            figures, _ = run_script(script, tfres=options, tmp=tmp)
+            rates[name].append(figures["steps_per_second"])
+    a, b = statistics.median(rates["instrumented"]), statistics.median(rates["plain"])
+    return {"script": script.stem, "pairs": pairs, "rates": rates, "cost": 1 - a / b}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--set", choices=("scripts", "tuning"), default="scripts")
+    parser.add_argument("--only", default=None, help="comma-separated script names")
+    parser.add_argument("--ab", type=int, default=0, help="interleaved A/B pairs for the cost")
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    scripts = sorted((HERE / args.set).glob("*.py"))
+    if args.only:
+        scripts = [s for s in scripts if s.stem in args.only.split(",")]
+    results: dict = {"checks": [], "costs": []}
+    with tempfile.TemporaryDirectory(prefix="tfres-accuracy-") as tmp:
+        for script in scripts:
+            row = check(script, Path(tmp))
+            results["checks"].append(row)
+            err = row["error_points"]
+            print(
+                f"{row['script']:24} {'OK ' if row['correct'] else 'BAD'} top={row['top_rule']}"
+                f" wait truth={_p(row['input_wait_truth'])} measured="
+                f"{_p(row['input_wait_measured'])}"
+                + ("" if err is None else f" ({err:+.1f} pts)"),
+                flush=True,
+            )
+        for name in AB_SCRIPTS if args.ab else ():
+            path = HERE / args.set / f"{name}.py"
+            if path.exists():
+                row = cost(path, args.ab, Path(tmp))
+                results["costs"].append(row)
+                print(f"cost {name}: {100 * row['cost']:+.1f}% ({row['rates']})", flush=True)
+    checks = results["checks"]
+    right = sum(r["correct"] for r in checks)
+    errors = [abs(r["error_points"]) for r in checks if r["error_points"] is not None]
+    print(f"top finding names the cause: {right}/{len(checks)}")
+    if errors:
+        print(f"input wait error: median {statistics.median(errors):.1f} pts, max {max(errors):.1f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    return 0
+
+
+def _p(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f}%"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
