@@ -149,3 +149,28 @@ def test_a_wrong_uri_is_one_line(mlflow_server, capsys):
     assert main(["report", "mlflow:abc", "--mlflow", mlflow_server + "/not-mlflow"]) == 1
     err = capsys.readouterr().err
     assert "is not an MLflow tracking server" in err and err.count("\n") == 1
+
+
+def test_monitor_joins_the_active_run_and_one_it_starts(mlflow_server, monkeypatch):
+    import time
+
+    import mlflow
+
+    import tfres
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", mlflow_server)
+    mlflow.set_tracking_uri(mlflow_server)
+    with mlflow.start_run() as outer:
+        with tfres.monitor(store=False, mlflow=True, interval=0.05) as m:
+            time.sleep(1.2)
+    assert m.mlflow.run_id == outer.info.run_id and m.mlflow.error is None
+    with tfres.monitor(store=False, mlflow=mlflow_server, interval=0.05) as m2:
+        with mlflow.start_run() as inner:  # made inside the block: tagged, then joined
+            time.sleep(2.5)
+    assert m2.mlflow.run_id == inner.info.run_id and m2.mlflow.joined
+    c = client(mlflow_server)
+    for run_id in (outer.info.run_id, inner.info.run_id):
+        points = c.get_metric_history(run_id, "system/process_memory_rss_megabytes")
+        assert len(points) >= 10
+        assert c.get_run(run_id).data.tags["tfres.kind"] == "monitor"
+    assert m2.record.extra["mlflow"]["run_id"] == inner.info.run_id
