@@ -51,15 +51,16 @@ def html_bytes(record: Any) -> bytes:
 
 
 def make_sink(args: argparse.Namespace) -> Any:
-    """The live MLflow sink of ``tfres run --mlflow`` (None without the option); started."""
+    """The live MLflow sink of ``tfres run --mlflow`` (None without the option).
+
+    It starts as a watcher, once the command runs (``on_start``).
+    """
     uri = mlflow_uri(args)
     if uri is None:
         return None
     from tfres.watch.mlflow_sink import MlflowSink
 
-    sink = MlflowSink(uri, run_name=args.label, html=html_bytes, warn=False)  # after_mlflow says
-    sink.start()
-    return sink
+    return MlflowSink(uri, run_name=args.label, html=html_bytes, warn=False)  # after_mlflow says
 
 
 def after_mlflow(result: Any, record: Any, number: int | None, args: argparse.Namespace) -> None:

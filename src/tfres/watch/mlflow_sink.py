@@ -108,7 +108,10 @@ class MlflowSink:
 
     # the tfres run Watcher protocol: the sink streams, finish() comes after the record is saved
     def on_start(self, pid: int) -> None:
+        """The command started: make the run now (a command that cannot start makes none)."""
         del pid
+        if self._thread is None:
+            self.start()
 
     def on_stop(self, record: Record) -> None:
         del record
