@@ -124,6 +124,10 @@ def test_unreachable_server_keeps_the_record_and_push_sends_it(mlflow_server, tm
     run_id = capsys.readouterr().out.split("MLflow run ")[1].split()[0]
     record = client(mlflow_server).get_run(run_id)
     assert record.data.tags["tfres.status"] == "ok"
+    from tfres.store import Store
+
+    with Store(store) as s:  # the stored run now says where it went
+        assert s.get(1).extra["mlflow"]["run_id"] == run_id
     assert main(["compare", "1", f"mlflow:{run_id}", "--store", str(store), "--mlflow",
                  mlflow_server, "--json"]) == 0  # fmt: skip
 

@@ -142,4 +142,14 @@ def cmd_push(args: argparse.Namespace) -> int:
             record, uri, run_id=args.run_id, experiment=args.experiment, html=html_bytes(record)
         )
         print(f"{ref}: MLflow run {result.run_id} (experiment {result.experiment_id}) at {uri}")
+        if _in_store(ref):  # the stored copy remembers where it went
+            record.extra["mlflow"] = result.to_dict()
+            _save_again(record, args)
     return 0
+
+
+def _in_store(ref: str) -> bool:
+    """Whether ``ref`` names a stored run (not a file, not ``mlflow:``), as resolve_record reads."""
+    import os
+
+    return not (ref.startswith("mlflow:") or ref.endswith((".json", ".gz")) or os.sep in ref)
