@@ -53,7 +53,9 @@ AB_SCRIPTS = ("input_slow_generator", "compute_dense")
 
 def _env(out: Path) -> dict[str, str]:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", ACCURACY_OUT=str(out))
-    env["PYTHONPATH"] = str(HERE) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = str(HERE) + (
+        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+    )
     env.pop("TFRES_STEPS_FILE", None)
     return env
 
@@ -102,6 +104,10 @@ def check(script: Path, tmp: Path) -> dict:
     assert record_path is not None
     record = load(record_path)
     top = record.findings[0] if record.findings else {}
+    # on a shared machine other processes' load is a true top finding of its own; the cause
+    # of the script is then judged on the first finding that is not about them
+    own = [f for f in record.findings if f.get("rule") != "background_load"]
+    top_own = own[0] if own else {}
     measured = run_facts(record).input_wait_fraction
     want = truth.get("truth_input_wait_fraction")
     return {
@@ -110,6 +116,9 @@ def check(script: Path, tmp: Path) -> dict:
         "top_rule": top.get("rule"),
         "top_title": top.get("title"),
         "correct": bool(top) and _matches(top, accepted),
+        "background_top": top.get("rule") == "background_load",
+        "correct_beside_background": bool(top_own) and _matches(top_own, accepted),
+        "top_own_rule": top_own.get("rule"),
         "input_wait_truth": want,
         "input_wait_measured": measured,
         "error_points": None if want is None or measured is None else 100 * (measured - want),
@@ -147,9 +156,9 @@ def main() -> int:
             err = row["error_points"]
             print(
                 f"{row['script']:24} {'OK ' if row['correct'] else 'BAD'} top={row['top_rule']}"
+                f" own={row['top_own_rule']}"
                 f" wait truth={_p(row['input_wait_truth'])} measured="
-                f"{_p(row['input_wait_measured'])}"
-                + ("" if err is None else f" ({err:+.1f} pts)"),
+                f"{_p(row['input_wait_measured'])}" + ("" if err is None else f" ({err:+.1f} pts)"),
                 flush=True,
             )
         for name in AB_SCRIPTS if args.ab else ():
@@ -162,8 +171,16 @@ def main() -> int:
     right = sum(r["correct"] for r in checks)
     errors = [abs(r["error_points"]) for r in checks if r["error_points"] is not None]
     print(f"top finding names the cause: {right}/{len(checks)}")
+    beside = sum(r["correct_beside_background"] for r in checks)
+    loaded = sum(r["background_top"] for r in checks)
+    print(
+        f"first finding not about other processes names the cause: {beside}/{len(checks)} "
+        f"(background load was the top finding in {loaded})"
+    )
     if errors:
-        print(f"input wait error: median {statistics.median(errors):.1f} pts, max {max(errors):.1f}")
+        print(
+            f"input wait error: median {statistics.median(errors):.1f} pts, max {max(errors):.1f}"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0

@@ -50,5 +50,8 @@ def measure(model, make_data, steps, repeats=3):
         model.fit(cached, steps_per_epoch=steps, epochs=1, verbose=0)
         compute.append((time.perf_counter() - start) / steps)
     f, c = statistics.median(full), statistics.median(compute)
-    report(truth_full_seconds=f, truth_compute_seconds=c,
-           truth_input_wait_fraction=max(0.0, (f - c) / f))
+    report(
+        truth_full_seconds=f,
+        truth_compute_seconds=c,
+        truth_input_wait_fraction=max(0.0, (f - c) / f),
+    )

@@ -12,10 +12,13 @@ import time
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from tfres.devices.child_env import INJECT_DIR
 from tfres.diagnosis.facts import run_facts
 from tfres.record import Record, load
+from tfres.report.terminal import render_record
+from tfres.watch.profile import breakdown_line, read_profile
 
 pytestmark = pytest.mark.slow
 
@@ -144,6 +147,15 @@ def test_profile_window_writes_a_tensorboard_trace(tmp_path: Path, python: str) 
     s = profile["summary"]
     parts = s["input_seconds"] + s["compute_seconds"] + s["other_seconds"]
     assert parts == pytest.approx(s["duration_seconds"], rel=0.01)
+    # the same trace read again on tfres's side, and the line the reports show
+    again = read_profile(profile["dir"])
+    assert [x["step"] for x in again["steps"]] == [3, 4, 5, 6]
+    line = breakdown_line(profile)
+    assert line is not None and line.startswith("train steps 3-6 (4 steps")
+    assert "input" in line and profile["dir"] in line
+    console = Console(record=True, width=200)
+    render_record(record, console)
+    assert "step breakdown (profiler): train steps 3-6" in console.export_text()
 
 
 def test_profile_window_after_the_end_is_a_note(tmp_path: Path, python: str) -> None:

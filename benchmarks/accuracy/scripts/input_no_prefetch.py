@@ -1,6 +1,6 @@
 # tf.data with heavy per-image augmentation, no parallel map and no prefetch.
-import tensorflow as tf
 import keras
+import tensorflow as tf
 from truth import measure, timed_fit
 
 
@@ -16,8 +16,14 @@ def dataset():
     return tf.data.Dataset.range(100000).map(augment).batch(16)
 
 
-model = keras.Sequential([keras.Input((16, 16, 3)), keras.layers.Flatten(),
-                          keras.layers.Dense(64, activation="relu"), keras.layers.Dense(1)])
+model = keras.Sequential(
+    [
+        keras.Input((16, 16, 3)),
+        keras.layers.Flatten(),
+        keras.layers.Dense(64, activation="relu"),
+        keras.layers.Dense(1),
+    ]
+)
 model.compile("adam", "mse")
 model.fit(dataset(), steps_per_epoch=3, verbose=0)
 timed_fit(model, dataset(), 40)

@@ -1,7 +1,7 @@
 # tf.data decoding each example in Python with tf.py_function, in a serial map.
+import keras
 import numpy as np
 import tensorflow as tf
-import keras
 from truth import measure, timed_fit
 
 
@@ -13,12 +13,15 @@ def decode(i):
 def dataset():
     ds = tf.data.Dataset.range(100000)
     ds = ds.map(lambda i: tf.py_function(lambda j: decode(j.numpy()), [i], tf.float32))
-    ds = ds.map(lambda x: tf.ensure_shape(x, [16])).map(lambda x: (x, tf.reduce_sum(x, keepdims=True)))
+    ds = ds.map(lambda x: tf.ensure_shape(x, [16])).map(
+        lambda x: (x, tf.reduce_sum(x, keepdims=True))
+    )
     return ds.batch(32)
 
 
-model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(64, activation="relu"),
-                          keras.layers.Dense(1)])
+model = keras.Sequential(
+    [keras.Input((16,)), keras.layers.Dense(64, activation="relu"), keras.layers.Dense(1)]
+)
 model.compile("adam", "mse")
 model.fit(dataset(), steps_per_epoch=3, verbose=0)
 timed_fit(model, dataset(), 60)

@@ -16,8 +16,9 @@ class Shards(keras.utils.PyDataset):
         return x, x[:, :1]
 
 
-model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(128, activation="relu"),
-                          keras.layers.Dense(1)])
+model = keras.Sequential(
+    [keras.Input((32,)), keras.layers.Dense(128, activation="relu"), keras.layers.Dense(1)]
+)
 model.compile("adam", "mse")
 model.fit(Shards(), steps_per_epoch=3, verbose=0)
 timed_fit(model, Shards(), 100)

@@ -14,8 +14,9 @@ def batches():
         yield x, x.sum(axis=1, keepdims=True)
 
 
-model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(128, activation="relu"),
-                          keras.layers.Dense(1)])
+model = keras.Sequential(
+    [keras.Input((32,)), keras.layers.Dense(128, activation="relu"), keras.layers.Dense(1)]
+)
 model.compile("adam", "mse")
 model.fit(batches(), steps_per_epoch=3, verbose=0)
 timed_fit(model, batches(), 120)

@@ -2,14 +2,14 @@
 import os
 import tempfile
 
+import keras
 import numpy as np
 import tensorflow as tf
-import keras
 from truth import measure, timed_fit
 
 folder = tempfile.mkdtemp(prefix="tiny-files-")
 for i in range(3000):
-    np.save(os.path.join(folder, "%05d.npy" % i), np.full(32, i % 7, np.float32))
+    np.save(os.path.join(folder, f"{i:05d}.npy"), np.full(32, i % 7, np.float32))
 
 
 def load(path):
@@ -23,8 +23,9 @@ def dataset():
     return ds.map(lambda x, y: (tf.ensure_shape(x, [32]), tf.ensure_shape(y, [1]))).batch(64)
 
 
-model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(64, activation="relu"),
-                          keras.layers.Dense(1)])
+model = keras.Sequential(
+    [keras.Input((32,)), keras.layers.Dense(64, activation="relu"), keras.layers.Dense(1)]
+)
 model.compile("adam", "mse")
 model.fit(dataset(), steps_per_epoch=3, verbose=0)
 timed_fit(model, dataset(), 40)

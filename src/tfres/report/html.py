@@ -341,9 +341,13 @@ def _steps(record: Record) -> str:
         return ""
     med = durations[len(durations) // 2]
     p95 = durations[min(len(durations) - 1, int(len(durations) * 0.95))]
+    from tfres.watch.profile import breakdown_line
+
+    breakdown = breakdown_line(record.extra.get("profile"))
+    extra = f"<p>Step breakdown (profiler): {e(breakdown)}.</p>" if breakdown else ""
     return (
         f"<h2>Steps</h2><p>{len(durations)} steps: median {e(format_seconds(med))}, "
-        f"95th percentile {e(format_seconds(p95))}.</p>"
+        f"95th percentile {e(format_seconds(p95))}.</p>{extra}"
     )
 
 

@@ -181,6 +181,11 @@ def render_record(record: Record, console: Console) -> None:
     if table is not None:
         console.print()
         console.print(table)
+    from tfres.watch.profile import breakdown_line
+
+    breakdown = breakdown_line(record.extra.get("profile"))
+    if breakdown:
+        console.print(Text(f"step breakdown (profiler): {breakdown}"))
     if record.findings:
         console.print()
         console.print(Text(f"findings ({len(record.findings)})", style="bold"))

@@ -42,7 +42,9 @@ def _timed(phase, original):
         try:
             return original(*args, **kwargs)
         finally:
-            core.INSTRUMENT.phase(phase, start, _clock())
+            end = _clock()
+            core.INSTRUMENT.phase(phase, start, end)
+            _SAVED["seconds"] += end - start  # a save inside a step is not the step's time
 
     wrapper.__wrapped__ = original
     wrapper.__name__ = getattr(original, "__name__", phase)
@@ -106,6 +108,7 @@ def _usr1_handler(model):
 
 
 _STOP = {"asked": False}
+_SAVED = {"seconds": 0.0}
 _COUNTS = {}
 
 
@@ -157,6 +160,7 @@ def _callback_class(keras, inst):
                 index = self.counts.get(kind, 0)
                 self.counts[kind] = index + 1
                 self.open = (kind, index, self.epoch if kind == "fit" else None, now)
+                _SAVED["seconds"] = 0.0
                 if kind == "fit":
                     _window_step(self, index)
             except Exception as err:
@@ -170,7 +174,8 @@ def _callback_class(keras, inst):
             _exit_trace(self)
             per = int(getattr(self.model, "steps_per_execution", 1) or 1) if self.model else 1
             inst.keras_steps += 1
-            inst.step(kind, index, epoch, start, now - start, batches=per)
+            duration = max(0.0, now - start - _SAVED["seconds"])
+            inst.step(kind, index, epoch, start, duration, batches=per)
             if index == 0 and kind == "fit":
                 inst.phase("first step", start, now)
             inst.last_work_end = now
