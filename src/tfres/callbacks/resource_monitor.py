@@ -18,6 +18,9 @@ __all__ = ["ResourceMonitor"]
 
 #: steps kept at full detail; past that, every other one is dropped and the stride doubles
 DEFAULT_MAX_STEPS = 100_000
+#: the training steps (counted from 0 over the whole fit) whose input wait is measured: the
+#: same profiler window, and the same reading of it, as ``tfres run``'s start-up hook
+DEFAULT_INPUT_WAIT_WINDOW = (5, 24)
 
 
 class ResourceMonitor(keras.callbacks.Callback):
@@ -41,6 +44,10 @@ class ResourceMonitor(keras.callbacks.Callback):
       the parent's record gets them.
     - Runs of more than ``max_steps`` steps keep every 2nd, then every 4th, ... step, so the
       record stays bounded; ``record.extra["steps_stride"]`` says how many were skipped.
+    - Input wait is measured as ``tfres run`` measures it (docs/instrumentation.md): a
+      TensorFlow profiler window over the steps ``input_wait_window`` (default 5-24, None: off)
+      and the time each step's graph waits in ``IteratorGetNext``; those steps get
+      ``input_wait_seconds`` at train end. Under ``tfres run`` the start-up hook does it.
 
         cb = tfres.callbacks.ResourceMonitor(label="mnist")
         model.fit(x, y, epochs=3, callbacks=[cb])
@@ -56,6 +63,7 @@ class ResourceMonitor(keras.callbacks.Callback):
         store: bool | str | os.PathLike[str] = True,
         out: str | os.PathLike[str] | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
+        input_wait_window: tuple[int, int] | None = DEFAULT_INPUT_WAIT_WINDOW,
     ) -> None:
         super().__init__()
         if max_steps < 2:
@@ -82,6 +90,13 @@ class ResourceMonitor(keras.callbacks.Callback):
         self._epoch_batches = 0
         self._steps_file = StepsFile(from_env=False)
         self._tf_memory: Any = None
+        if input_wait_window is not None and not 0 <= input_wait_window[0] <= input_wait_window[1]:
+            raise ValueError(
+                f"input_wait_window must be (first, last) with 0 <= first <= last "
+                f"(got {input_wait_window!r})"
+            )
+        self.input_wait_window = input_wait_window
+        self._window = _ProfileWindow(input_wait_window)
         #: the steps of the training so far (also in the record)
         self.steps: list[dict[str, Any]] = []
         #: one dict per epoch: start/end seconds, steps, logs, TensorFlow allocator peaks
@@ -178,12 +193,15 @@ class ResourceMonitor(keras.callbacks.Callback):
         now = time.perf_counter()
         if self._open_step is not None:
             self._close_step(now)
+        self._window.begin(self._seen)
         self._open_step = (batch, now)
 
     def _close_step(self, end: float) -> None:
         assert self._open_step is not None
         batch, start = self._open_step
         self._open_step = None
+        self._window.end_step()
+        index = self._seen
         self._seen += 1
         self._epoch_batches += 1
         if self._seen % self._stride:
@@ -195,6 +213,7 @@ class ResourceMonitor(keras.callbacks.Callback):
             "step": batch,
         }
         self.steps.append(step)
+        self._window.keep(index, step)
         self._steps_file.write(
             step,
             t_monotonic=start + self._monotonic_offset,
@@ -206,6 +225,9 @@ class ResourceMonitor(keras.callbacks.Callback):
 
     # -- the end ---------------------------------------------------------------------------
     def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
+        if self._open_step is not None:
+            self._close_step(time.perf_counter())
+        note = self._window.finish()
         self._steps_file.close()
         record = self.record
         if record is not None:
@@ -213,11 +235,86 @@ class ResourceMonitor(keras.callbacks.Callback):
             record.extra.setdefault("epochs", []).extend(self.epochs)
             if self._stride > 1:
                 record.extra["steps_stride"] = self._stride
+            if note:
+                record.notes.append(note)
         if self._monitor is not None:
             self._monitor.__exit__(None, None, None)
         elif self._own_session is not None:
             self._own_session.record.status = "ok"
             self._own_session.save()  # never raises: a record must not stop training
+
+
+class _ProfileWindow:
+    """The profiler window of :class:`ResourceMonitor`: start, step markers, read at the end."""
+
+    def __init__(self, window: tuple[int, int] | None) -> None:
+        # under tfres run the start-up hook holds the (single) profiler session
+        self.window = None if os.environ.get("TFRES_INSTRUMENT") == "1" else window
+        self.state = "waiting"
+        self.logdir: str | None = None
+        self.trace: Any = None
+        self.steps: dict[int, dict[str, Any]] = {}
+
+    def begin(self, index: int) -> None:
+        if self.window is None or self.state == "done":
+            return
+        import tensorflow as tf
+
+        first, last = self.window
+        if self.state == "waiting" and first <= index <= last:
+            import tempfile
+
+            self.logdir = tempfile.mkdtemp(prefix="tfres-input-wait-")
+            try:
+                tf.profiler.experimental.start(self.logdir)
+            except Exception:  # another profiler session runs: the user's own
+                self.state = "done"
+                return
+            self.state = "on"
+        if self.state == "on":
+            if index > last:
+                self._stop()
+                return
+            self.trace = tf.profiler.experimental.Trace("train", step_num=index, _r=1)
+            self.trace.__enter__()
+
+    def end_step(self) -> None:
+        if self.trace is not None:
+            trace, self.trace = self.trace, None
+            trace.__exit__(None, None, None)
+
+    def keep(self, index: int, step: dict[str, Any]) -> None:
+        if self.state == "on":
+            self.steps[index] = step
+
+    def _stop(self) -> None:
+        import tensorflow as tf
+
+        self.end_step()
+        self.state = "done"
+        tf.profiler.experimental.stop()
+
+    def finish(self) -> str | None:
+        """Read the trace into the kept steps; a note when it cannot be read."""
+        import shutil
+
+        if self.state == "on":
+            self._stop()
+        if self.logdir is None:
+            return None
+        try:
+            from tfres.watch.profile import read_profile
+
+            for s in read_profile(self.logdir)["steps"]:
+                step = self.steps.get(s["step"])
+                if step is not None:
+                    step["input_wait_seconds"] = round(s["input_seconds"], 9)
+            return None
+        except Exception as err:  # never fail the training for it
+            return f"input wait not measured: the profiler trace could not be read ({err})"
+        finally:
+            shutil.rmtree(self.logdir, ignore_errors=True)
+            self.logdir = None
 
 
 def _number(value: Any) -> Any:

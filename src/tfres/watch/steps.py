@@ -227,7 +227,9 @@ def read_steps_file(
     clock, ``time.monotonic``, is shared by all processes of a Linux host), else after
     ``t0_wall`` (``time.time()``), else as the writer stored it. A missing file gives ``[]``;
     a damaged line (a process killed mid-write) is skipped. The steps ``tfres run``'s hook
-    found in a custom loop (``kind="loop"``) give way to the program's own timed steps.
+    found in a custom loop (``kind="loop"``) give way to the program's own timed steps; the
+    Keras steps a ``ResourceMonitor`` wrote give way to the hook's (the same steps, with the
+    profiler window's input wait).
     """
     p = Path(path)
     try:
@@ -254,7 +256,12 @@ def read_steps_file(
         elif t0_wall is not None and isinstance(raw.get("t_wall"), (int, float)):
             step["t_seconds"] = round(raw["t_wall"] - t0_wall, 6)
         steps.append(step)
-    if any("kind" not in s for s in steps):  # the program times its own loop: it knows best
+    own = [s for s in steps if "kind" not in s]
+    if own and any(s.get("kind") == "fit" for s in steps):
+        # a ResourceMonitor and tfres run's hook timed the same Keras steps: the hook's carry
+        # the profiler window's input wait
+        steps = [s for s in steps if "kind" in s]
+    elif own:  # the program times its own loop: it knows best
         steps = [s for s in steps if s.get("kind") != "loop"]
     return steps
 

@@ -1,0 +1,50 @@
+"""ResourceMonitor measures input wait the way `tfres run` does: a profiler window and the
+IteratorGetNext time inside each step (a real Keras fit on a slow generator)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def _fit(cb, sleep_seconds: float) -> None:
+    np = pytest.importorskip("numpy")
+    keras = pytest.importorskip("keras")
+
+    def batches():
+        while True:
+            time.sleep(sleep_seconds)
+            yield np.ones((16, 8), "float32"), np.ones((16, 1), "float32")
+
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    model.fit(batches(), steps_per_epoch=15, epochs=1, verbose=0, callbacks=[cb])
+
+
+def test_window_steps_carry_measured_input_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfres.callbacks.resource_monitor import ResourceMonitor
+    from tfres.diagnosis.facts import input_wait_fraction
+
+    monkeypatch.delenv("TFRES_INSTRUMENT", raising=False)
+    monkeypatch.delenv("TFRES_STEPS_FILE", raising=False)
+    cb = ResourceMonitor(sample=False, store=False, input_wait_window=(3, 10))
+    _fit(cb, 0.03)
+    waited = [s for s in cb.steps if s.get("input_wait_seconds") is not None]
+    assert len(waited) == 8
+    assert all(0 <= s["input_wait_seconds"] <= s["duration_seconds"] for s in waited)
+    # a 30 ms reader and a one-layer model: most of each step waits for the next batch
+    assert input_wait_fraction(waited) > 0.6
+    assert cb.record is not None and cb.record.steps == cb.steps
+
+
+def test_window_off_and_bad_window() -> None:
+    from tfres.callbacks.resource_monitor import ResourceMonitor
+
+    cb = ResourceMonitor(sample=False, store=False, input_wait_window=None)
+    _fit(cb, 0.0)
+    assert all(s.get("input_wait_seconds") is None for s in cb.steps)
+    with pytest.raises(ValueError, match=r"\(7, 3\)"):
+        ResourceMonitor(sample=False, store=False, input_wait_window=(7, 3))
