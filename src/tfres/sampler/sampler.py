@@ -25,6 +25,13 @@ from typing import Any
 from tfres.backends.others import OtherProcesses, ProcessCpu, read_processes
 from tfres.backends.proc import HostReader, HostReading, ProcessTree, TreeReading, usable_cpu_cores
 from tfres.sampler.gpu_poll import GpuPoller, tf_gpu_map
+from tfres.sampler.interval import (
+    DEFAULT_INTERVAL_SECONDS,
+    IO_EVERY_SECONDS,
+    MAX_INTERVAL_SECONDS,
+    OTHERS_EVERY_SECONDS,
+    check_interval,
+)
 from tfres.sampler.retention import (
     DEFAULT_BUCKET_SECONDS,
     DEFAULT_MAX_BUCKETS,
@@ -37,35 +44,11 @@ __all__ = ["Sampler", "DEFAULT_INTERVAL_SECONDS", "MAX_INTERVAL_SECONDS", "check
 
 log = logging.getLogger("tfres")
 
-#: 10 Hz: fine enough to see a step stall, cheap enough to leave on (see docs/benchmarks.md).
-DEFAULT_INTERVAL_SECONDS = 0.1
-#: disk and network counters are read at most this often: rates over 1 s are what a reader
-#: of them needs, and at 10 Hz they would be half of each sample's file reads
-IO_EVERY_SECONDS = 1.0
-#: the other processes' CPU is scanned this often (a scan reads every /proc/PID/stat)
-OTHERS_EVERY_SECONDS = 10.0
-#: Above an hour a "timeline" has too few points to be one; such a value is a typo.
-MAX_INTERVAL_SECONDS = 3600.0
-
-
 def _rate(before: int | None, after: int | None, seconds: float) -> float | None:
     """Bytes per second between two cumulative counters (None when either is unknown)."""
     if before is None or after is None:
         return None
     return round(max(0.0, (after - before) / seconds), 1)
-
-
-def check_interval(interval: float) -> float:
-    """Return ``interval`` if it is a usable sampling interval, else raise ValueError."""
-    if not isinstance(interval, (int, float)) or isinstance(interval, bool):
-        raise ValueError(f"interval must be a number of seconds (got {interval!r})")
-    if not interval > 0:
-        raise ValueError(f"interval must be > 0 seconds (got {interval!r})")
-    if interval > MAX_INTERVAL_SECONDS:
-        raise ValueError(
-            f"interval must be at most {MAX_INTERVAL_SECONDS:.0f} seconds (got {interval!r})"
-        )
-    return float(interval)
 
 
 class Sampler:
