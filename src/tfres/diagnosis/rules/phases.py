@@ -71,6 +71,8 @@ def startup(facts: RunFacts) -> Iterator[Finding]:
     if end is None or not run:
         return
     imports = _total(facts, ("import tensorflow",))
+    if not imports:
+        return  # not a TensorFlow program (or TensorFlow came in before the hook)
     work = _work_seconds(facts)
     share = min(1.0, end / run)
     dominant = work == 0 or end >= STARTUP_DOMINANT_RATIO * work

@@ -1,0 +1,84 @@
+"""Phase-aware diagnosis over records shaped like tfres run's hook writes them: start-up
+gets its own line and no training advice; evaluation and saves are named when they dominate
+the work; a clean training run says it is compute-bound; evaluate steps are not training."""
+
+from __future__ import annotations
+
+import synthetic as S
+from tfres.diagnosis.diagnose import diagnose
+from tfres.diagnosis.facts import run_facts
+from tfres.record import Record
+from tfres.timeline import Phase
+
+
+def _rules(record: Record) -> list[str]:
+    return [f.rule for f in diagnose(record)]
+
+
+def _hooked(*phases: tuple[str, float, float], n: int = 100, cpu: float = 100.0) -> Record:
+    r = S.record(samples_=S.samples(n, process_cpu=cpu))
+    r.phases = [Phase(name, a, b) for name, a, b in phases]
+    return r
+
+
+def test_startup_only_gets_its_line_and_no_training_advice() -> None:
+    # one core busy the whole time: without phases this is "one core pegged, use @tf.function"
+    r = _hooked(("import tensorflow", 0.1, 6.5), ("start-up", 0.05, 9.9))
+    r.notes.append("no steps: TensorFlow was imported but no Keras fit or tf.function ran")
+    found = diagnose(r)
+    assert found[0].rule == "startup" and found[0].severity == "warning"
+    assert found[0].title == "TensorFlow import and start-up: 9.9 s, 100% of this run"
+    assert "TensorFlow's import 6.4 s" in found[0].evidence
+    assert not {"cpu_single_core", "cpu_bound", "compute_bound"} & set(_rules(r))
+    assert run_facts(r).window is None
+
+
+def test_the_same_samples_without_phases_still_get_the_cpu_rule() -> None:
+    assert "cpu_single_core" in _rules(S.record(samples_=S.samples(100, process_cpu=100.0)))
+
+
+def test_startup_is_information_when_the_training_is_longer() -> None:
+    r = _hooked(("import tensorflow", 0.1, 2.0), ("set-up", 2.0, 3.0), ("fit", 3.0, 9.9))
+    r.steps = [dict(s, kind="fit") for s in S.steps(60, duration=0.1, wait=0.05, t0=3.0)]
+    found = diagnose(r)
+    assert found[0].rule == "input_bound"
+    startup = next(f for f in found if f.rule == "startup")
+    assert startup.severity == "info"
+    # the window is the training steps after the first one
+    assert run_facts(r).window == (3.1, 9.0)
+
+
+def test_a_program_without_tensorflow_gets_no_startup_line() -> None:
+    r = _hooked(("start-up", 0.05, 9.9))
+    assert "startup" not in _rules(r)
+
+
+def test_evaluation_and_saves_are_named_when_they_dominate() -> None:
+    r = _hooked(
+        ("import tensorflow", 0.1, 1.0),
+        ("set-up", 1.0, 1.5),
+        ("fit", 1.5, 3.5),
+        ("evaluate", 3.5, 7.5),
+        ("model save", 7.5, 8.0),
+    )
+    found = {f.rule: f for f in diagnose(r)}
+    assert found["phase_share"].title == "Evaluation and prediction take 62% of the work"
+    # 0.5 s of saves in 6.5 s of work: not named
+    assert sum(f.rule == "phase_share" for f in diagnose(r)) == 1
+
+
+def test_evaluate_steps_are_not_training_steps() -> None:
+    r = _hooked(("import tensorflow", 0.1, 1.0), ("set-up", 1.0, 1.5), ("evaluate", 1.5, 9.0))
+    r.steps = [dict(s, kind="evaluate") for s in S.steps(40, wait=0.09, t0=1.5)]
+    facts = run_facts(r)
+    assert facts.input_wait_fraction is None and facts.window is None
+    assert "input_bound" not in _rules(r)
+
+
+def test_a_clean_training_run_says_what_bounds_it() -> None:
+    r = _hooked(("import tensorflow", 0.1, 1.0), ("set-up", 1.0, 1.5), ("fit", 1.5, 9.9), cpu=150)
+    r.steps = [dict(s, kind="fit") for s in S.steps(80, duration=0.1, wait=0.001, t0=1.5)]
+    found = diagnose(r)
+    compute = next(f for f in found if f.rule == "compute_bound")
+    assert compute.title == "Compute-bound on 2 cores: the step is TensorFlow math"
+    assert "input wait 1% of step time" in compute.evidence
