@@ -109,7 +109,7 @@ def _usr1_handler(model):
 
 _STOP = {"asked": False}
 _SAVED = {"seconds": 0.0}
-_COUNTS = {}
+_COUNTS = {}  # type: dict[str, int]
 
 
 def _save_and_exit(model):
