@@ -30,6 +30,9 @@ tfres writes only to stderr, so the command's stdout stays clean. On Linux the t
 from /proc (a new worker is seen within one interval; CPU of exited workers counts); on
 macOS and Windows psutil looks for new workers once a second, and cgroup limits are absent.
 What watching costs, measured: docs/benchmarks/overhead.md.
+A Python command gets tfres's start-up hook (no change to the script, --no-instrument to
+turn it off): phases (TensorFlow's import, set-up, each epoch, evaluation, saves), Keras and
+custom-loop steps, and input wait measured in a short profiler window: docs/instrumentation.md.
 """
 
 EPILOG = """\
@@ -40,6 +43,7 @@ examples:
   tfres run --gpus 0,1 --prometheus 9100 -- python train.py
   tfres run --memory-budget 80% --cpu-threads 4 -- python train.py
   tfres run --job resnet --worker 0 -- python train.py
+  tfres run --profile 10:20 -- python train.py          TensorBoard profile of steps 10-20
 then: tfres show 1, tfres export 1 --format csv, tfres report 1
 """
 
