@@ -12,8 +12,9 @@ import time
 import pytest
 
 from fakes import FakeClock, FakeGpu
+from tfres.backends.host import usable_cores_and_source
 from tfres.backends.others import ProcessCpu
-from tfres.backends.proc import HostReader, HostReading, ProcessTree, TreeReading, usable_cpu_cores
+from tfres.backends.proc import HostReader, HostReading, ProcessTree, TreeReading
 from tfres.sampler.sampler import Sampler, check_interval
 from tfres.timeline import GpuSample
 
@@ -162,7 +163,7 @@ def test_host_reader_keeps_its_own_cpu_baseline():
 
 
 def test_usable_cores_name_their_source():
-    cores, source = usable_cpu_cores()
+    cores, source = usable_cores_and_source()
     assert 0 < cores <= (os.cpu_count() or 1)
     assert "affinity" in source or "cgroup" in source
 

@@ -40,28 +40,44 @@ __all__ = [
 log = logging.getLogger("tfres")
 
 
-def affinity() -> list[int] | None:
-    """The CPUs this process may run on (``taskset -p``); ``None`` where the OS cannot tell."""
+def affinity(pid: int = 0) -> list[int] | None:
+    """The CPUs ``pid`` (this process by default) may run on (``taskset -p``); ``None`` where
+    the OS cannot tell."""
     try:
-        return sorted(os.sched_getaffinity(0))
+        return sorted(os.sched_getaffinity(pid))
     except (AttributeError, OSError):
         pass
     try:
-        return sorted(psutil.Process().cpu_affinity() or [])
+        return sorted(psutil.Process(pid or os.getpid()).cpu_affinity() or [])
     except (AttributeError, psutil.Error, OSError):
         return None
 
 
-def usable_cores(*, limits: CgroupLimits | None = None) -> float:
-    """How many cores this process can keep busy: its affinity, capped by a cgroup quota.
-
-    ``docker run --cpus 1.5`` on an 8-core host gives 1.5; with no quota it is the number
-    of CPUs in the affinity mask (else ``os.cpu_count()``).
+def usable_cores_and_source(
+    pid: int = 0, *, limits: CgroupLimits | None = None
+) -> tuple[float, str]:
+    """How many cores ``pid`` (this process by default) may keep busy, and where that came
+    from: the smaller of its CPU affinity (``taskset``, cpusets) and the cgroup CPU quota
+    (``docker run --cpus``, Kubernetes limits; our own cgroup's, which a child we start
+    inherits). ``docker run --cpus 1.5`` on an 8-core host gives ``(1.5, "cgroup CPU quota
+    (1.5 cores)")``; with no quota, ``(8.0, "CPU affinity (8 cores)")``. With no affinity to
+    read, the CPU count stands in for it.
     """
-    cpus = affinity()
-    cores = float(len(cpus)) if cpus else float(os.cpu_count() or 1)
-    quota = (limits or cgroup_limits()).cpu_quota_cores
-    return min(cores, quota) if quota else cores
+    cpus = affinity(pid)
+    cores = len(cpus) if cpus else (os.cpu_count() or 1)
+    try:
+        quota = limits.cpu_quota_cores if limits is not None else cgroup_cpu_quota_cores()
+    except Exception as err:  # a fact we cannot read is None, never a crash
+        log.debug("cgroup CPU quota unknown: %s", err)
+        quota = None
+    if quota and quota < cores:
+        return float(quota), f"cgroup CPU quota ({quota:g} cores)"
+    return float(cores), f"CPU affinity ({cores} cores)"
+
+
+def usable_cores(pid: int = 0, *, limits: CgroupLimits | None = None) -> float:
+    """The number of :func:`usable_cores_and_source`, alone."""
+    return usable_cores_and_source(pid, limits=limits)[0]
 
 
 def in_container() -> tuple[bool | None, str | None]:

@@ -22,8 +22,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from tfres.backends.host import usable_cores_and_source
 from tfres.backends.others import OtherProcesses, ProcessCpu, read_processes
-from tfres.backends.proc import HostReader, HostReading, ProcessTree, TreeReading, usable_cpu_cores
+from tfres.backends.proc import HostReader, HostReading, ProcessTree, TreeReading
 from tfres.sampler.gpu_poll import GpuPoller, tf_gpu_map
 from tfres.sampler.interval import (
     DEFAULT_INTERVAL_SECONDS,
@@ -169,7 +170,7 @@ class Sampler:
         self._prepared = True
         if self._cpu_cores is None:
             try:
-                self._cpu_cores = usable_cpu_cores(self.pid)
+                self._cpu_cores = usable_cores_and_source(self.pid or 0)
             except Exception as err:  # a denominator we cannot read leaves share None
                 log.debug("usable CPU cores unknown: %s", err)
         if self._cpu_cores is not None:
