@@ -14,7 +14,7 @@ from tfres.cli._common import (
     thread_count_arg,
 )
 from tfres.cli.push import add_mlflow_option, after_mlflow, make_sink
-from tfres.units import format_bytes, format_seconds
+from tfres.report.terminal import render_run_summary
 
 DESCRIPTION = """\
 Run COMMAND as a child and record a timeline of its whole process tree (CPU, threads, RSS),
@@ -331,38 +331,7 @@ def _announce(record: Any) -> None:
 
 def _summary(result: Any) -> None:
     """A few lines on stderr: how it ended, what it used, what to look at, where it is."""
-    from rich.table import Table
-
-    record = result.record
-    out = console(stderr=True)
-    samples = record.samples
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
-    grid.add_column()
-    status = record.status
-    if record.signal:
-        status += f" ({record.signal})"
-    elif record.exit_code is not None:
-        status += f" (exit {record.exit_code})"
-    grid.add_row("tfres run", f"{status}, took {format_seconds(record.elapsed_seconds)}")
-    if record.end_reason:
-        grid.add_row("why", record.end_reason)
-    cpu = [s.process_cpu_percent for s in samples if s.process_cpu_percent is not None]
-    rss = [s.process_rss_bytes for s in samples if s.process_rss_bytes is not None]
-    if cpu:
-        grid.add_row("CPU", f"mean {sum(cpu) / len(cpu):.0f}%, max {max(cpu):.0f}% of one core")
-    if rss:
-        grid.add_row("peak RSS", format_bytes(max(rss)))
-    gpu_util = [g.util_percent for s in samples for g in s.gpus if g.util_percent is not None]
-    if gpu_util:
-        grid.add_row("GPU util", f"mean {sum(gpu_util) / len(gpu_util):.0f}%")
-    grid.add_row("samples", f"{len(samples)} every {format_seconds(record.interval_seconds)}")
-    for finding in record.findings[:3]:
-        grid.add_row(str(finding.get("severity", "")), str(finding.get("title", "")))
-    for note in record.notes[:3]:
-        grid.add_row("note", note)
-    if result.store_number is not None:
-        grid.add_row("saved", f"run {result.store_number}: tfres show {result.store_number}")
-    if result.store_error:
-        grid.add_row("not saved", result.store_error)
-    out.print(grid)
+    table = render_run_summary(
+        result.record, store_number=result.store_number, store_error=result.store_error
+    )
+    console(stderr=True).print(table)

@@ -25,6 +25,7 @@ __all__ = [
     "phase_table",
     "render_bench_summary",
     "render_record",
+    "render_run_summary",
     "workload_notes",
     "workload_table",
 ]
@@ -233,3 +234,49 @@ def render_bench_summary(
         )
     if html_path is not None:
         console.print(Text(f"HTML report: {html_path}"))
+
+
+def render_run_summary(
+    record: Record, *, store_number: int | None = None, store_error: str | None = None
+) -> Table:
+    """What ``tfres run`` prints when the command ends: how it ended, the CPU, memory and GPU
+    it used, the top findings and notes, and where the record went."""
+    samples = record.samples
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    status = record.status
+    if record.signal:
+        status += f" ({record.signal})"
+    elif record.exit_code is not None:
+        status += f" (exit {record.exit_code})"
+    grid.add_row("tfres run", f"{status}, took {format_seconds(record.elapsed_seconds)}")
+    if record.end_reason:
+        grid.add_row("why", record.end_reason)
+    for name, value in _run_usage(samples):
+        grid.add_row(name, value)
+    grid.add_row("samples", f"{len(samples)} every {format_seconds(record.interval_seconds)}")
+    for finding in record.findings[:3]:
+        grid.add_row(str(finding.get("severity", "")), str(finding.get("title", "")))
+    for note in record.notes[:3]:
+        grid.add_row("note", note)
+    if store_number is not None:
+        grid.add_row("saved", f"run {store_number}: tfres show {store_number}")
+    if store_error:
+        grid.add_row("not saved", store_error)
+    return grid
+
+
+def _run_usage(samples: Sequence[Any]) -> list[tuple[str, str]]:
+    """The summary's CPU, peak RSS and GPU rows; a figure no sample read is left out."""
+    rows = []
+    cpu = [s.process_cpu_percent for s in samples if s.process_cpu_percent is not None]
+    rss = [s.process_rss_bytes for s in samples if s.process_rss_bytes is not None]
+    gpu_util = [g.util_percent for s in samples for g in s.gpus if g.util_percent is not None]
+    if cpu:
+        rows.append(("CPU", f"mean {sum(cpu) / len(cpu):.0f}%, max {max(cpu):.0f}% of one core"))
+    if rss:
+        rows.append(("peak RSS", format_bytes(max(rss))))
+    if gpu_util:
+        rows.append(("GPU util", f"mean {sum(gpu_util) / len(gpu_util):.0f}%"))
+    return rows
