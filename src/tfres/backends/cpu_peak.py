@@ -61,7 +61,8 @@ def _int(text: str | None) -> int | None:
         return None
 
 
-def _first_block(text: str) -> dict[str, str]:
+def first_cpuinfo_block(text: str) -> dict[str, str]:
+    """The first processor block of a /proc/cpuinfo text, as key -> value."""
     info: dict[str, str] = {}
     for line in text.splitlines():
         if not line.strip():
@@ -75,7 +76,7 @@ def _first_block(text: str) -> dict[str, str]:
 
 def parse_cpuinfo(text: str, *, arch: str, cores: float | None = None) -> CpuIdentity:
     """The identity in a /proc/cpuinfo text (its first processor block) for ``arch``."""
-    info = _first_block(text)
+    info = first_cpuinfo_block(text)
     flags = info.get("flags") or info.get("Features") or ""
     return CpuIdentity(
         arch=arch,

@@ -21,6 +21,7 @@ from typing import Any
 import psutil
 
 from tfres.backends.cgroup import CgroupLimits, cgroup_cpu_quota_cores, cgroup_limits, read_text
+from tfres.backends.cpu_peak import first_cpuinfo_block
 
 __all__ = [
     "CgroupLimits",
@@ -147,15 +148,7 @@ def host_facts() -> dict[str, Any]:
 
 def _proc_cpuinfo() -> dict[str, str]:
     """The first processor block of /proc/cpuinfo, as key -> value."""
-    info: dict[str, str] = {}
-    for line in (read_text(Path("/proc/cpuinfo")) or "").splitlines():
-        if not line.strip():
-            if info:
-                break
-            continue
-        key, _, value = line.partition(":")
-        info.setdefault(key.strip(), value.strip())
-    return info
+    return first_cpuinfo_block(read_text(Path("/proc/cpuinfo")) or "")
 
 
 @functools.lru_cache(maxsize=1)
