@@ -17,7 +17,15 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from tfres.backends.tf import (
+    build_info,
+    load_tensorflow,
+    tensorflow_distribution,
+    tensorflow_installed,
+)
+from tfres.backends.tf_runtime import gpu_devices
 from tfres.errors import NoGpuError
+from tfres.machine.fingerprint import fingerprint
 from tfres.record import Record
 from tfres.sampler.sampler import DEFAULT_INTERVAL_SECONDS, Sampler, check_interval
 from tfres.session import RecordSession, SavedRecord
@@ -54,7 +62,6 @@ def select_workloads(only: Sequence[str] | None = None) -> list[Workload]:
 
 
 def _no_gpu_reason(fingerprint: Mapping[str, Any] | None) -> str:
-    from tfres.backends.tf import build_info, tensorflow_distribution
 
     reasons = []
     info = build_info() or {}
@@ -80,7 +87,6 @@ def resolve_devices(
     """
     if device not in DEVICE_CHOICES:
         raise ValueError(f"device must be one of {', '.join(DEVICE_CHOICES)} (got {device!r})")
-    from tfres.backends.tf import tensorflow_installed
 
     if not tensorflow_installed():
         if device == "gpu":
@@ -90,7 +96,6 @@ def resolve_devices(
         return ["CPU:0"]
     if device == "cpu":
         return ["CPU:0"]
-    from tfres.backends.tf_runtime import gpu_devices
 
     gpus = gpu_devices()
     if device == "gpu":
@@ -182,7 +187,6 @@ def run_bench(
     workloads = select_workloads(only)
     _check_params(workloads, quick, params)
     has_tf = _load_tensorflow(workloads)
-    from tfres.machine.fingerprint import fingerprint
 
     fp = fingerprint(import_tensorflow=False).to_dict()
     devices = resolve_devices(device, fingerprint=fp)
@@ -229,7 +233,6 @@ def _check_params(
 
 def _load_tensorflow(workloads: list[Workload]) -> bool:
     """Import TensorFlow and Keras before the sampler starts; False when they cannot be."""
-    from tfres.backends.tf import load_tensorflow, tensorflow_installed
 
     has_tf = tensorflow_installed()
     if has_tf and any(w.needs_tensorflow for w in workloads):

@@ -27,8 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from tfres.errors import RecordError, StoreError
+from tfres.machine.fingerprint import fingerprint
 from tfres.record import Record, save
 from tfres.sampler.sampler import Sampler
+from tfres.store import Store
 
 __all__ = ["RecordSession", "SavedRecord", "check_output_path", "finish_record", "utc"]
 
@@ -144,7 +146,6 @@ class RecordSession:
 
     def take_fingerprint(self, **options: Any) -> None:
         """Put the machine fingerprint in the record; a failure becomes a note, never an error."""
-        from tfres.machine.fingerprint import fingerprint
 
         try:
             self.record.fingerprint = fingerprint(**options).to_dict()
@@ -210,7 +211,6 @@ class RecordSession:
         return saved
 
     def _save_to_store(self, saved: SavedRecord, errors: list[str]) -> None:
-        from tfres.store import Store
 
         store = self.store
         assert store is not False

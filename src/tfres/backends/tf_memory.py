@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from tfres.backends.tf import runtime_started
+
 __all__ = ["TfMemoryReader"]
 
 log = logging.getLogger("tfres")
@@ -45,7 +47,6 @@ class TfMemoryReader:
             return True
         if self._failed:
             return False
-        from tfres.backends.tf import runtime_started
 
         try:
             if not runtime_started():

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tfres.backends.tf import runtime_started
 from tfres.backends.tf_config import tensorflow
 from tfres.errors import TooLateError
 
@@ -75,7 +76,6 @@ def ensure_logical_cpus(count: int) -> None:
     """
     if count < 1:
         raise ValueError(f"logical CPU count must be >= 1 (got {count})")
-    from tfres.backends.tf import runtime_started
 
     tf = tensorflow(_PURPOSE)
     cpu = _physical_cpu(tf)

@@ -32,10 +32,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tfres.backends import nvml
 from tfres.backends.memory import available_memory_bytes
 from tfres.batchsize.search import MAX_TRIALS, Trial, classify, search
+from tfres.batchsize.trial import _take
+from tfres.budget.watchdog import MemoryBudget, parse_budget
 from tfres.units import format_bytes
-from tfres.user_code import check_reference
+from tfres.user_code import check_reference, load_callable
 
 __all__ = [
     "Trial",
@@ -114,7 +117,6 @@ def _isolated_runner(
     spec: dict[str, Any], *, watch_bytes: int, workdir: Path, timeout: float
 ) -> Callable[[int], Trial]:
     """Trials as ``python -m tfres._trial``, each guarded by a watchdog at ``watch_bytes``."""
-    from tfres.budget.watchdog import MemoryBudget
 
     def run(batch_size: int) -> Trial:
         spec_path = workdir / f"trial-{batch_size}.json"
@@ -171,10 +173,6 @@ def _in_process_runner(model_fn: Any, data: Any, steps: int) -> Callable[[int], 
 
     import numpy as np
 
-    from tfres.batchsize.trial import _take
-    from tfres.budget.watchdog import MemoryBudget
-    from tfres.user_code import load_callable
-
     build = load_callable(model_fn) if isinstance(model_fn, str) else model_fn
     made = load_callable(data)() if isinstance(data, str) else data
     x, y = made
@@ -211,7 +209,6 @@ def _device(device: str) -> str:
         raise ValueError(f"device must be 'auto', 'cpu' or 'gpu' (got {device!r})")
     if device != "auto":
         return device
-    from tfres.backends import nvml
 
     try:
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -237,7 +234,6 @@ def _budget_bytes(budget: Any, device: str) -> int:
                 f"GPU memory budget {budget!r} must be above 0 and at most {format_bytes(total)}"
             )
         return n
-    from tfres.budget.watchdog import parse_budget
 
     if budget is None:
         return available_memory_bytes()

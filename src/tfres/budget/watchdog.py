@@ -45,6 +45,7 @@ from typing import Any
 
 from tfres.backends.memlimit import MemoryReading, TreeMemory, memory_ceiling
 from tfres.backends.signals import StopLadder, raise_in_main_thread
+from tfres.backends.tf_config import tensorflow
 from tfres.errors import BudgetExceededError
 from tfres.units import format_bytes, parse_size_or_percent
 
@@ -383,7 +384,6 @@ def budget_options(budget: MemoryBudget | str | int | float, *, fraction: float 
     """
     if not 0 < fraction <= 1:
         raise ValueError(f"fraction must be above 0 and at most 1 (got {fraction!r})")
-    from tfres.backends.tf_config import tensorflow
 
     options = tensorflow().data.Options()
     options.autotune.enabled = True
@@ -396,4 +396,3 @@ def apply_budget(
 ) -> Any:
     """``dataset.with_options(budget_options(budget))``: the tf.data autotuner gets the budget."""
     return dataset.with_options(budget_options(budget, fraction=fraction))
-

@@ -8,6 +8,7 @@ from typing import Any
 
 import keras
 
+from tfres.backends.tf_memory import TfMemoryReader
 from tfres.record import Record
 from tfres.sampler.sampler import DEFAULT_INTERVAL_SECONDS
 from tfres.session import RecordSession
@@ -141,7 +142,6 @@ class ResourceMonitor(keras.callbacks.Callback):
         self._offset = self._elapsed() - now
         self._monotonic_offset = time.monotonic() - now
         self._wall_offset = time.time() - now
-        from tfres.backends.tf_memory import TfMemoryReader
 
         self._tf_memory = TfMemoryReader()
         # under tfres run, steps go to the parent through $TFRES_STEPS_FILE (when attached to

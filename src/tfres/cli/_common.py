@@ -12,6 +12,8 @@ from typing import Any
 
 from rich.console import Console
 
+from tfres.sampler.sampler import check_interval
+from tfres.store import resolve_record
 from tfres.units import parse_seconds, parse_size
 
 __all__ = [
@@ -51,7 +53,6 @@ def resolve_ref(ref: str, *, store: str | None = None, mlflow: str | None = None
         from tfres.watch.mlflow import tracking_uri
 
         return load_record(ref, tracking_uri(mlflow))
-    from tfres.store import resolve_record
 
     return resolve_record(ref, store=store)
 
@@ -77,7 +78,6 @@ def print_json(obj: Any) -> None:
 
 def interval_arg(text: str) -> float:
     """argparse type for a sampling interval: > 0 and at most an hour."""
-    from tfres.sampler.sampler import check_interval
 
     try:
         return check_interval(parse_seconds(text))

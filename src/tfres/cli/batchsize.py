@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from tfres.batchsize.finder import Trial, find_batch_size, isolated_reference
 from tfres.cli._common import add_json_option, console, positive_int_arg, print_json
 from tfres.units import format_bytes, format_seconds
 
@@ -91,8 +92,6 @@ def _default_data(model: str) -> str:
 
 def cmd_batch_size(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from tfres.batchsize.finder import Trial, find_batch_size, isolated_reference
 
     # checked before the slow import: a missing file, a name it does not define, or a script
     # that does not compile (its file and line); the model first, its file is the one named

@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tfres.benchmark import run_bench, select_workloads
 from tfres.cli._common import add_json_option, add_store_option, console, interval_arg, print_json
 from tfres.cli.push import add_mlflow_option, mlflow_uri, push_after
 from tfres.report.terminal import render_bench_summary
+from tfres.workloads import WORKLOADS
 
 EPILOG = """\
 examples:
@@ -29,7 +31,6 @@ and an HTML report (self-contained, works offline) is written to ./tfres-bench-<
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from tfres.workloads import WORKLOADS
 
     names = ", ".join(WORKLOADS)
     p = sub.add_parser(
@@ -146,7 +147,6 @@ def _progress_bars(workload_names: list[str]) -> tuple[Any, Any]:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from tfres.benchmark import run_bench
 
     only, workloads, overrides = _checked_before_work(args)
     store: bool | str = False if args.no_store else (args.store or True)
@@ -193,7 +193,6 @@ def _checked_before_work(
 ) -> tuple[list[str] | None, list[Any], dict[str, dict[str, Any]]]:
     """``(only, workloads, overrides)``; a bad workload name, ``--set``, device or ``--html``
     path fails here, before any progress bar shows."""
-    from tfres.benchmark import select_workloads
 
     only = None
     if args.only:

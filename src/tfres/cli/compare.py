@@ -15,6 +15,7 @@ from tfres.cli._common import (
     resolve_ref,
 )
 from tfres.cli.push import add_mlflow_option
+from tfres.comparison.compare import compare
 
 EPILOG = """\
 examples:
@@ -61,7 +62,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from tfres.comparison.compare import compare
 
     check_output_file(args.html, "--html")  # before the work: a bad path wastes none of it
     a = resolve_ref(args.a, store=args.store, mlflow=args.mlflow)

@@ -11,6 +11,8 @@ from tfres.cli._common import (
     check_output_folder,
     output_file_arg,
 )
+from tfres.export import write_csv, write_jsonl, write_tensorboard
+from tfres.store import resolve_record
 
 DESCRIPTION = """\
 Write the timeline of a run, one row per sample, with columns named with their units
@@ -64,8 +66,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from tfres.export import write_csv, write_jsonl, write_tensorboard
-    from tfres.store import resolve_record
 
     check_output_file(args.out, "--out")  # before the work: a bad path wastes none of it
     check_output_folder(args.tensorboard, "--tensorboard")

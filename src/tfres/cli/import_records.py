@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 
 from tfres.cli._common import add_store_option
+from tfres.record import load
+from tfres.store import Store
 
 EPILOG = """\
 examples:
@@ -35,8 +37,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from tfres.record import load
-    from tfres.store import Store
 
     records = [load(Path(name)) for name in args.files]  # all readable, or none added
     with Store(args.store) as store:

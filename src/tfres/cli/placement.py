@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 from tfres.cli._common import add_json_option, console, positive_int_arg, print_json
+from tfres.placement.advisor import advise_placement
+from tfres.placement.target import load_target
 from tfres.report.placement import render_advice
 
 EPILOG = """\
@@ -76,8 +78,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_placement(args: argparse.Namespace) -> int:
-    from tfres.placement.advisor import advise_placement
-    from tfres.placement.target import load_target
 
     if args.warmup < 0:
         raise ValueError(f"--warmup must be >= 0 (got {args.warmup})")

@@ -8,6 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from tfres.cli._common import add_store_option, resolve_ref
+from tfres.export.mlflow import push_record
+from tfres.record import save
+from tfres.report.html import render_html
+from tfres.store import Store
+from tfres.watch.mlflow import MlflowResult, tracking_uri
+from tfres.watch.mlflow_sink import MlflowSink
 
 EPILOG = """\
 examples:
@@ -38,14 +44,12 @@ def mlflow_uri(args: argparse.Namespace) -> str | None:
     """The tracking URI asked for (None without ``--mlflow``); ValueError when none is set."""
     if getattr(args, "mlflow", None) is None:
         return None
-    from tfres.watch.mlflow import tracking_uri
 
     return tracking_uri(args.mlflow)
 
 
 def html_bytes(record: Any) -> bytes:
     """The HTML report of ``record`` (the same page as ``tfres report N --html``)."""
-    from tfres.report.html import render_html
 
     return render_html(record).encode("utf-8")
 
@@ -58,7 +62,6 @@ def make_sink(args: argparse.Namespace) -> Any:
     uri = mlflow_uri(args)
     if uri is None:
         return None
-    from tfres.watch.mlflow_sink import MlflowSink
 
     return MlflowSink(uri, run_name=args.label, html=html_bytes, warn=False)  # after_mlflow says
 
@@ -88,8 +91,6 @@ def after_mlflow(result: Any, record: Any, number: int | None, args: argparse.Na
 
 
 def _save_again(record: Any, args: argparse.Namespace) -> None:
-    from tfres.record import save
-    from tfres.store import Store
 
     try:
         with Store(getattr(args, "store", None)) as store:
@@ -102,8 +103,6 @@ def _save_again(record: Any, args: argparse.Namespace) -> None:
 
 def push_after(record: Any, number: int | None, args: argparse.Namespace, uri: str) -> None:
     """``tfres bench --mlflow``: send the finished record; a failure is one line, not an error."""
-    from tfres.export.mlflow import push_record
-    from tfres.watch.mlflow import MlflowResult
 
     try:
         result = push_record(record, uri, html=html_bytes(record), timeout_seconds=30.0)
@@ -130,7 +129,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_push(args: argparse.Namespace) -> int:
-    from tfres.export.mlflow import push_record
 
     uri = mlflow_uri(args)
     assert uri is not None

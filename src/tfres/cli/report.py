@@ -15,6 +15,11 @@ from tfres.cli._common import (
     resolve_ref,
 )
 from tfres.cli.push import add_mlflow_option, mlflow_uri
+from tfres.errors import StoreError
+from tfres.jobs.merge import job_report
+from tfres.report.job import render_job_html, render_job_report
+from tfres.report.terminal import render_record
+from tfres.store import Store
 
 EPILOG = """\
 examples:
@@ -66,7 +71,6 @@ def cmd_report(args: argparse.Namespace) -> int:
         return _job_report(args)
     if args.run is None:
         raise ValueError("tfres report needs a RUN (a number from `tfres runs`) or --job NAME")
-    from tfres.report.terminal import render_record
 
     record = resolve_ref(args.run, store=args.store, mlflow=args.mlflow)
     out = console()
@@ -80,8 +84,6 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _job_report(args: argparse.Namespace) -> int:
-    from tfres.errors import StoreError
-    from tfres.store import Store
 
     if args.run is not None:
         raise ValueError(
@@ -106,8 +108,6 @@ def _job_report(args: argparse.Namespace) -> int:
             f"no runs of job {args.job!r} in store {path}; record them with "
             f"`tfres run --job {args.job} --worker N -- CMD`"
         )
-    from tfres.jobs.merge import job_report
-    from tfres.report.job import render_job_html, render_job_report
 
     report = job_report(records)
     out = console()

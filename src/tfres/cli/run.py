@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from tfres.budget.command import BudgetWatcher
+from tfres.budget.watchdog import parse_budget
 from tfres.cli._common import (
     add_store_option,
     console,
@@ -14,7 +16,11 @@ from tfres.cli._common import (
     thread_count_arg,
 )
 from tfres.cli.push import add_mlflow_option, after_mlflow, make_sink
+from tfres.devices.child_env import child_environment
 from tfres.report.terminal import render_run_summary
+from tfres.units import parse_seconds
+from tfres.watch.command import CommandNotFoundError, check_run_interval, watch
+from tfres.watch.prometheus import parse_address
 
 DESCRIPTION = """\
 Run COMMAND as a child and record a timeline of its whole process tree (CPU, threads, RSS),
@@ -71,7 +77,6 @@ def _worker_arg(text: str) -> int:
 
 def _budget_arg(text: str) -> int:
     """The budget in bytes, parsed once (a percentage is of this machine's memory)."""
-    from tfres.budget.watchdog import parse_budget
 
     try:
         return parse_budget(text)
@@ -81,7 +86,6 @@ def _budget_arg(text: str) -> int:
 
 def _run_interval_arg(text: str) -> float:
     """``--interval``: as everywhere, and at least 10 ms."""
-    from tfres.watch.command import check_run_interval
 
     value = interval_arg(text)
     try:
@@ -91,7 +95,6 @@ def _run_interval_arg(text: str) -> float:
 
 
 def _grace_arg(text: str) -> float:
-    from tfres.units import parse_seconds
 
     try:
         value = parse_seconds(text)
@@ -117,7 +120,6 @@ def _profile_arg(text: str) -> tuple[int, int]:
 
 
 def _address_arg(text: str) -> str:
-    from tfres.watch.prometheus import parse_address
 
     try:
         parse_address(text)
@@ -237,7 +239,6 @@ def _control(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
     )
     if not wanted:
         return {}, []
-    from tfres.devices.child_env import child_environment
 
     env, description = child_environment(
         gpu_memory_growth=True if args.gpu_growth else None,
@@ -252,13 +253,11 @@ def _control(args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
 def _watchers(args: argparse.Namespace) -> list[Any]:
     if args.memory_budget is None:
         return []
-    from tfres.budget.command import BudgetWatcher
 
     return [BudgetWatcher(args.memory_budget, checkpoint=args.checkpoint, grace_seconds=args.grace)]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from tfres.watch.command import CommandNotFoundError, watch
 
     command = list(args.command)
     if command and command[0] == "--":

@@ -16,6 +16,7 @@ from tfres.cli._common import (
     console,
     print_json,
 )
+from tfres.report.terminal import render_record
 from tfres.store import NoStoreError, Store, StoredRun, default_store_path, resolve_record
 from tfres.units import format_seconds
 
@@ -135,7 +136,6 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         print_json(record.to_dict())
         return 0
-    from tfres.report.terminal import render_record
 
     render_record(record, console())
     return 0

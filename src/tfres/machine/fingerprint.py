@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from tfres.backends import blas, host, nvml
 from tfres.version import __version__
 
 __all__ = [
@@ -242,7 +243,6 @@ def fingerprint(
 
     With no NVIDIA driver, ``gpus`` is ``[]`` and ``gpus_reason`` says why.
     """
-    from tfres.backends import host
 
     t0 = time.perf_counter()
     probe = None
@@ -295,7 +295,6 @@ def fingerprint(
 
 
 def _limits() -> Any:
-    from tfres.backends import host
 
     try:
         return host.cgroup_limits()
@@ -305,7 +304,6 @@ def _limits() -> Any:
 
 
 def _gpus() -> dict[str, Any]:
-    from tfres.backends import host, nvml
 
     try:
         found, reason = nvml.gpu_inventory()
@@ -325,7 +323,6 @@ def _gpus() -> dict[str, Any]:
 
 
 def _numpy_and_blas() -> dict[str, Any]:
-    from tfres.backends import blas
 
     out: dict[str, Any] = {
         "numpy": _guarded("numpy", "numpy", blas.numpy_facts),

@@ -13,6 +13,7 @@ from typing import Any
 
 from tfres.comparison.compare import Comparison, Pattern, WorkloadDiff
 from tfres.record import Record
+from tfres.report.charts import figure_to_svg, mpl_text
 from tfres.timeline import Sample
 from tfres.units import format_bytes, format_seconds
 
@@ -58,8 +59,6 @@ def _series(samples: Sequence[Sample], span: tuple[float, float] | None) -> dict
 
 def _timeline(title: str, a: Record, b: Record, pa: Pattern, pb: Pattern) -> str | None:
     from matplotlib.figure import Figure
-
-    from tfres.report.charts import figure_to_svg, mpl_text
 
     sa, sb = _series(a.samples, pa.span), _series(b.samples, pb.span)
     if not (sa["t"] or sb["t"]):

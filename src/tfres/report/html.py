@@ -22,8 +22,11 @@ from typing import Any
 
 from tfres.record import Record, atomic_write_bytes
 from tfres.report import _format as fmt
+from tfres.report import charts
+from tfres.report.charts import figure_to_svg
 from tfres.units import format_bytes, format_percent, format_seconds
 from tfres.version import __version__
+from tfres.watch.profile import breakdown_line
 
 __all__ = ["render_html", "write_html"]
 
@@ -248,7 +251,6 @@ def _workloads(workloads: list[dict[str, Any]]) -> str:
 
 
 def _chart(key: str, title: str, caption: str, make: Callable[[], Any]) -> str:
-    from tfres.report.charts import figure_to_svg
 
     try:
         fig = make()
@@ -264,7 +266,6 @@ def _chart(key: str, title: str, caption: str, make: Callable[[], Any]) -> str:
 
 
 def _timelines(record: Record) -> str:
-    from tfres.report import charts
 
     if not record.samples:
         return "<h2>Timeline</h2><p>No samples in this record.</p>"
@@ -319,7 +320,6 @@ def _phase_table(record: Record) -> str:
 
 
 def _batch_sweep(record: Record) -> str:
-    from tfres.report import charts
 
     html = _chart(
         "sweep",
@@ -341,7 +341,6 @@ def _steps(record: Record) -> str:
         return ""
     med = durations[len(durations) // 2]
     p95 = durations[min(len(durations) - 1, int(len(durations) * 0.95))]
-    from tfres.watch.profile import breakdown_line
 
     breakdown = breakdown_line(record.extra.get("profile"))
     extra = f"<p>Step breakdown (profiler): {e(breakdown)}.</p>" if breakdown else ""

@@ -19,6 +19,7 @@ from rich.text import Text
 from tfres.record import Record
 from tfres.report import _format as fmt
 from tfres.units import format_bytes, format_percent, format_seconds
+from tfres.watch.profile import breakdown_line
 
 __all__ = [
     "findings_view",
@@ -182,7 +183,6 @@ def render_record(record: Record, console: Console) -> None:
     if table is not None:
         console.print()
         console.print(table)
-    from tfres.watch.profile import breakdown_line
 
     breakdown = breakdown_line(record.extra.get("profile"))
     if breakdown:

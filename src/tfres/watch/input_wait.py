@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from tfres.diagnosis.rules.input import INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE
+
 if TYPE_CHECKING:  # pragma: no cover
     from tfres.record import Record
 
@@ -37,7 +39,6 @@ class InputWaitMeasurement:
     @property
     def band(self) -> str:
         """``"high"`` (>= 20%), ``"moderate"`` (5-20%) or ``"low"``: the TF Profiler's bands."""
-        from tfres.diagnosis.rules.input import INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE
 
         if self.input_wait_fraction >= INPUT_BOUND_HIGH:
             return "high"

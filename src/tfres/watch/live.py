@@ -25,6 +25,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from tfres.backends.proc import swap_total_bytes
 from tfres.timeline import Sample
 from tfres.units import format_bytes, format_seconds
 
@@ -278,7 +279,6 @@ class LiveDashboard:
 
     def attach(self, sampler: Any, proc: Any) -> None:
         """Follow ``sampler``'s samples and the output pipes of ``proc``."""
-        from tfres.backends.proc import swap_total_bytes
 
         self._sampler = sampler
         self._swap_total = swap_total_bytes()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from tfres.devices.inject import _tfres_xplane as xplane
 from tfres.errors import MissingDependencyError, RecordError
 from tfres.units import format_seconds
 
@@ -28,7 +29,6 @@ def read_profile(logdir: str | os.PathLike[str]) -> dict[str, Any]:
     Raises :class:`~tfres.errors.RecordError` when ``logdir`` holds no ``*.xplane.pb`` and
     :class:`~tfres.errors.MissingDependencyError` without TensorFlow.
     """
-    from tfres.devices.inject import _tfres_xplane as xplane
 
     path = xplane.latest_xplane(str(logdir))
     if path is None:

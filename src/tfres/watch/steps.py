@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from tfres.diagnosis.facts import input_wait_fraction
+from tfres.timeline import Phase
 from tfres.watch.input_wait import InputWaitMeasurement, measure_input_wait
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -185,7 +187,6 @@ class StepTimer:
     @property
     def input_wait_fraction(self) -> float | None:
         """Input wait over step time for the steps so far; None before the first step."""
-        from tfres.diagnosis.facts import input_wait_fraction
 
         return input_wait_fraction(self.steps)
 
@@ -276,7 +277,6 @@ def read_events_file(
     ``record.steps`` (same ``kind`` and ``step``), and the window's breakdown to
     ``record.extra["profile"]``. A missing file or a damaged line is skipped.
     """
-    from tfres.timeline import Phase
 
     try:
         text = Path(path).read_text(encoding="utf-8")

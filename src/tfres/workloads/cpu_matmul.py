@@ -14,6 +14,7 @@ from typing import Any
 
 from tfres.backends.blas import blas_pools
 from tfres.workloads._context import Workload, WorkloadContext, make_result, median
+from tfres.workloads.peak import estimate_peak
 
 __all__ = ["WORKLOAD", "run", "blas_libraries"]
 
@@ -35,8 +36,6 @@ def blas_libraries(ctx: WorkloadContext | None = None) -> list[dict[str, Any]]:
 
 def run(ctx: WorkloadContext) -> list[dict[str, Any]]:
     import numpy as np
-
-    from tfres.workloads.peak import estimate_peak
 
     p = WORKLOAD.params(quick=ctx.quick, overrides=ctx.params)
     sizes = [int(n) for n in p["sizes"]]

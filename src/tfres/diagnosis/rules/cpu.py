@@ -12,6 +12,7 @@ from typing import Any
 
 from tfres.diagnosis.facts import RunFacts, background_cores, capacity, mean, percentile
 from tfres.diagnosis.rules.base import Finding, cores, pct, span_text
+from tfres.diagnosis.rules.input import INPUT_BOUND_HIGH
 
 __all__ = [
     "cpu_bound",
@@ -139,7 +140,6 @@ def cpu_bound(facts: RunFacts) -> Iterator[Finding]:
         return
     if usable < 2 or _restricted_pools(facts):
         return
-    from tfres.diagnosis.rules.input import INPUT_BOUND_HIGH
 
     if (facts.input_wait_fraction or 0.0) >= INPUT_BOUND_HIGH:
         return  # a run that waits for data has its CPU diluted: input_bound says why

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from tfres.diagnosis.facts import RunFacts, mean, training_steps
 from tfres.diagnosis.rules.base import Finding, cores, pct, seconds, span_text
+from tfres.diagnosis.rules.input import INPUT_BOUND_MODERATE
 
 __all__ = [
     "startup",
@@ -148,7 +149,6 @@ def compute_bound(facts: RunFacts) -> Iterator[Finding]:
     fraction = facts.input_wait_fraction
     if not steps or fraction is None:
         return
-    from tfres.diagnosis.rules.input import INPUT_BOUND_MODERATE
 
     if fraction >= INPUT_BOUND_MODERATE:
         return
