@@ -30,7 +30,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Fingerprint": ("tfres.machine.fingerprint", "Fingerprint"),
     "Sampler": ("tfres.sampler.sampler", "Sampler"),
     "Sample": ("tfres.timeline", "Sample"),
-    "monitor": ("tfres.watch.monitor", "monitor"),
+    "monitor": ("tfres.report.monitoring", "monitor"),
     "Monitor": ("tfres.watch.monitor", "Monitor"),
     "Record": ("tfres.record", "Record"),
     "load_record": ("tfres.record", "load"),
@@ -90,7 +90,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from tfres.machine.fingerprint import Fingerprint as Fingerprint
     from tfres.machine.fingerprint import fingerprint as fingerprint
     from tfres.record import Record as Record
+    from tfres.report.monitoring import monitor as monitor
     from tfres.sampler.sampler import Sampler as Sampler
     from tfres.timeline import Sample as Sample
     from tfres.watch.monitor import Monitor as Monitor
-    from tfres.watch.monitor import monitor as monitor

@@ -178,3 +178,6 @@ def test_monitor_joins_the_active_run_and_one_it_starts(mlflow_server, monkeypat
         assert len(points) >= 10
         assert c.get_run(run_id).data.tags["tfres.kind"] == "monitor"
     assert m2.record.extra["mlflow"]["run_id"] == inner.info.run_id
+    # tfres.monitor sends the HTML report too, as tfres run --mlflow does
+    artifacts = {a.path for a in c.list_artifacts(outer.info.run_id, "tfres")}
+    assert artifacts == {"tfres/record.json", "tfres/report.html"}

@@ -10,7 +10,7 @@ from typing import Any
 from tfres.cli._common import add_store_option, resolve_ref
 from tfres.export.mlflow import push_record
 from tfres.record import save
-from tfres.report.html import render_html
+from tfres.report.monitoring import html_bytes
 from tfres.store import Store
 from tfres.watch.mlflow import MlflowResult, tracking_uri
 from tfres.watch.mlflow_sink import MlflowSink
@@ -47,11 +47,6 @@ def mlflow_uri(args: argparse.Namespace) -> str | None:
 
     return tracking_uri(args.mlflow)
 
-
-def html_bytes(record: Any) -> bytes:
-    """The HTML report of ``record`` (the same page as ``tfres report N --html``)."""
-
-    return render_html(record).encode("utf-8")
 
 
 def make_sink(args: argparse.Namespace) -> Any:

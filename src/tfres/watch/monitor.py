@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
@@ -46,13 +46,16 @@ class Monitor:
         job: str | None = None,
         worker: int | None = None,
         mlflow: str | bool | None = None,
+        mlflow_html: Callable[[Record], bytes] | None = None,
     ) -> None:
         self._mlflow_sink: Any = None
         if mlflow is not None and mlflow is not False:
             from tfres.watch.mlflow import tracking_uri
             from tfres.watch.mlflow_sink import MlflowSink
 
-            self._mlflow_sink = MlflowSink(tracking_uri(mlflow), run_name=label, in_process=True)
+            self._mlflow_sink = MlflowSink(
+                tracking_uri(mlflow), run_name=label, in_process=True, html=mlflow_html
+            )
         #: where the record went in MLflow (``MlflowResult``) after exit, with ``mlflow=``
         self.mlflow: Any = None
         self.sampler = sampler or Sampler(interval, gpus=gpus)
@@ -142,6 +145,7 @@ def monitor(
     job: str | None = None,
     worker: int | None = None,
     mlflow: str | bool | None = None,
+    mlflow_html: Callable[[Record], bytes] | None = None,
 ) -> Monitor:
     """Watch the code in a ``with`` block; the record is ``m.record`` afterwards.
 
@@ -155,6 +159,8 @@ def monitor(
     MLflow run as system metrics while the block runs, then the findings, a fingerprint and
     the record; inside ``mlflow.start_run()``, or when the block starts one, that run is used
     (``m.mlflow.run_id``). A server that fails costs one warning, never the block.
+    ``mlflow_html(record)`` renders the HTML report sent with it (``tfres.monitor`` passes
+    :func:`tfres.report.html.render_html`; this layer sits below the reports).
 
         with tfres.monitor(label="exp1") as m:
             model.fit(x, y)
@@ -171,4 +177,5 @@ def monitor(
         job=job,
         worker=worker,
         mlflow=mlflow,
+        mlflow_html=mlflow_html,
     )
