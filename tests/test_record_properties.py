@@ -168,3 +168,15 @@ def test_the_unmutated_record_shows(tmp_path):
     target.write_text(json.dumps(BASE))
     code, out, err = _show(target)
     assert code == 0 and "python train.py --epochs 3" in out, err
+
+
+def test_a_sample_reading_that_is_a_list_is_refused_in_one_line(tmp_path):
+    """Found by the property test: ``samples[2].process_cpu_percent = []`` reached the
+    summary's arithmetic. A sample's unit-named readings are one number or null."""
+    target = tmp_path / "m.json"
+    target.write_text(
+        json.dumps(_mutated(BASE, ("samples", 2, "process_cpu_percent"), "replace", []))
+    )
+    code, out, err = _show(target)
+    assert code != 0 and "internal error" not in err and err.count("\n") == 1
+    assert "process_cpu_percent" in err

@@ -58,6 +58,8 @@ class _Dict:
     keys: Mapping[str, Spec]
     #: when set, every value not in ``keys`` has this spec (``env``: text values)
     values: Spec | None = None
+    #: unit-named keys hold one number or null here (a sample's readings), never a series
+    scalar_units: bool = False
 
 
 Spec = Union[str, _List, _Dict]  # noqa: UP007 (a runtime alias)
@@ -68,7 +70,8 @@ _GPU_SAMPLE = _Dict(
         "sm_clock_mhz": "int?",
         "throttle_reasons": _List("text"),
         "process_memory_note": "text?",
-    }
+    },
+    scalar_units=True,
 )
 _SAMPLE = _Dict(
     {
@@ -78,7 +81,8 @@ _SAMPLE = _Dict(
         "process_threads": "int?",
         "gpus": _List(_GPU_SAMPLE),
         "tf_memory": _Dict({}, values=_Dict({}, values="number?")),
-    }
+    },
+    scalar_units=True,
 )
 _FINGERPRINT = _Dict(
     {
@@ -232,6 +236,8 @@ class _Checker:
                 self.check(item, spec.keys[key], where, depth + 1)
             elif spec.values is not None:
                 self.check(item, spec.values, where, depth + 1)
+            elif spec.scalar_units and key.endswith(UNIT_SUFFIXES):
+                self.scalar(item, "number?", where, depth + 1)
             else:
                 self.rule(key, item, where, depth + 1)
 
