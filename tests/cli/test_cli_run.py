@@ -42,6 +42,29 @@ def wait_for(path: Path, timeout: float = 30.0) -> None:
         time.sleep(0.02)
 
 
+def run_in_terminal(python: str, child: str) -> tuple[subprocess.Popen[bytes], int]:
+    """``tfres run -- python -c CHILD`` as a shell's job in a new session whose controlling
+    terminal is a fresh pseudo-terminal; returns the process and the terminal's master fd."""
+    import fcntl
+    import termios
+
+    master, slave = os.openpty()
+
+    def controlling_tty() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tfres", "run", "--", python, "-c", child],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        preexec_fn=controlling_tty,
+    )
+    os.close(slave)
+    return proc, master
+
+
 def test_exit_status_passes_through_and_the_run_is_saved(store_path, python):
     out = tfres("run", "--label", "three", "--", python, "-c", "print('hi'); raise SystemExit(3)")
     assert out.returncode == 3
@@ -117,8 +140,6 @@ def test_sigint_sent_to_tfres_alone_is_passed_on(store_path, tmp_path, python):
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
 def test_ctrl_c_at_the_terminal_ends_the_command_once(store_path, tmp_path, python):
-    import fcntl
-    import termios
 
     ready, count, fg = tmp_path / "ready", tmp_path / "count", tmp_path / "foreground"
     child = (
@@ -134,20 +155,7 @@ def test_ctrl_c_at_the_terminal_ends_the_command_once(store_path, tmp_path, pyth
         "time.sleep(0.5)\n"  # a second, forwarded SIGINT would land here
         "sys.exit(5)\n"
     )
-    master, slave = os.openpty()
-
-    def controlling_tty() -> None:
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tfres", "run", "--", python, "-c", child],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-        preexec_fn=controlling_tty,
-    )
-    os.close(slave)
+    proc, master = run_in_terminal(python, child)
     try:
         wait_for(ready)
         os.write(master, b"\x03")  # Ctrl-C: the terminal signals the foreground group
@@ -166,8 +174,6 @@ def test_ctrl_c_at_the_terminal_ends_the_command_once(store_path, tmp_path, pyth
 def test_sigint_sent_with_kill_in_the_foreground_is_passed_on(store_path, tmp_path, python):
     """tfres in a terminal's foreground, SIGINT from `kill` (not Ctrl-C): passed on once, and
     the record says so (issue 12, item 12)."""
-    import fcntl
-    import termios
 
     ready, count = tmp_path / "ready", tmp_path / "count"
     child = (
@@ -182,20 +188,7 @@ def test_sigint_sent_with_kill_in_the_foreground_is_passed_on(store_path, tmp_pa
         "time.sleep(0.3)\n"
         "sys.exit(6)\n"
     )
-    master, slave = os.openpty()
-
-    def controlling_tty() -> None:
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tfres", "run", "--", python, "-c", child],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-        preexec_fn=controlling_tty,
-    )
-    os.close(slave)
+    proc, master = run_in_terminal(python, child)
     try:
         wait_for(ready)
         proc.send_signal(signal.SIGINT)  # kill -INT <tfres>
@@ -211,8 +204,6 @@ def test_sigint_sent_with_kill_in_the_foreground_is_passed_on(store_path, tmp_pa
 def test_ctrl_z_stops_tfres_with_the_command_and_sigcont_resumes_both(store_path, tmp_path, python):
     """A shell sees its job (tfres) stopped when Ctrl-Z stops the command; fg/bg's SIGCONT to
     tfres continues the command too."""
-    import fcntl
-    import termios
 
     import psutil
 
@@ -223,20 +214,7 @@ def test_ctrl_z_stops_tfres_with_the_command_and_sigcont_resumes_both(store_path
         "for _ in range(100): time.sleep(0.01)\n"
         "sys.exit(4)\n"
     )
-    master, slave = os.openpty()
-
-    def controlling_tty() -> None:
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tfres", "run", "--", python, "-c", child],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-        preexec_fn=controlling_tty,
-    )
-    os.close(slave)
+    proc, master = run_in_terminal(python, child)
     try:
         wait_for(ready)
         os.write(master, b"\x1a")  # Ctrl-Z: the terminal stops the foreground group
