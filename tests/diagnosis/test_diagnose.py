@@ -55,7 +55,7 @@ def test_a_failing_rule_is_logged_and_the_others_still_run(
     assert "broken failed: boom" in caplog.text
 
 
-def test_findings_sort_by_severity_then_impact() -> None:
+def test_findings_sort_by_severity_then_risk_then_impact() -> None:
     r = S.record(samples_=S.samples(process_cpu=100, rss=int(0.95 * 24 * S.GiB)))
     r.steps = S.steps(wait=0.03)  # 30% input wait: a warning
     r.exit_code = 137
@@ -63,8 +63,13 @@ def test_findings_sort_by_severity_then_impact() -> None:
     severities = [f.severity for f in found]
     assert severities == sorted(severities, key=["critical", "warning", "info"].index)
     assert found[0].rule == "out_of_memory"
-    warnings = [f for f in found if f.severity == "warning"]
-    assert [f.impact for f in warnings] == sorted((f.impact for f in warnings), reverse=True)
+    for severity in ("critical", "warning", "info"):
+        same = [f for f in found if f.severity == severity]
+        risks = [f.risk for f in same]
+        assert risks == sorted(risks, reverse=True)  # what may fail before what is slow
+        for risk in (True, False):
+            impacts = [f.impact for f in same if f.risk is risk]
+            assert impacts == sorted(impacts, reverse=True)
 
 
 def test_rules_list_is_pluggable() -> None:
@@ -372,6 +377,16 @@ def test_memory_growth_in_a_straight_line() -> None:
     small = [S.GiB + i * int(0.15 * limit / 49) for i in range(50)]  # only +15%
     r = S.record(fp=S.fingerprint(ram_bytes=limit), samples_=S.samples(rss=small))
     assert "memory_growth" not in rules_of(diagnose(r))
+
+
+def test_a_leak_comes_before_a_pegged_core_of_the_same_severity() -> None:
+    # one core busy all along (a warning with impact 0.5 on 2 cores) while RSS grows by 30%
+    # of the limit in a straight line (impact 0.3): the run that may be killed comes first
+    limit = 4 * S.GiB
+    rss = [S.GiB + i * int(0.30 * limit / 49) for i in range(50)]
+    r = S.record(fp=S.fingerprint(ram_bytes=limit), samples_=S.samples(rss=rss, process_cpu=100))
+    rules = rules_of(diagnose(r))
+    assert rules[0] == "memory_growth" and "cpu_single_core" in rules
 
 
 def test_streaming_suggested_when_data_is_loaded_whole() -> None:

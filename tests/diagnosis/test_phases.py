@@ -82,3 +82,29 @@ def test_a_clean_training_run_says_what_bounds_it() -> None:
     compute = next(f for f in found if f.rule == "compute_bound")
     assert compute.title == "Compute-bound on 2 cores: the step is TensorFlow math"
     assert "input wait 1% of step time" in compute.evidence
+
+
+def test_saves_are_weighed_against_the_steady_work_not_the_first_steps_tracing() -> None:
+    # fit 1.5-10.5 s: a 3 s first step (tracing), 3 s of steps, 3 s of checkpoint saves
+    r = _hooked(
+        ("import tensorflow", 0.1, 1.0),
+        ("set-up", 1.0, 1.5),
+        ("fit", 1.5, 10.5),
+        ("first step", 1.5, 4.5),
+        *[("checkpoint save", 4.5 + 0.75 * i, 4.5 + 0.75 * i + 0.375) for i in range(8)],
+    )
+    found = {f.rule: f for f in diagnose(r)}
+    # 3 s of saves in 6 s of steady work: 50%; against all 9 s of fit it would be 33%
+    assert found["phase_share"].title == "Model and checkpoint saves take 50% of the work"
+    assert "after start-up and the first step" in found["phase_share"].evidence
+
+
+def test_saves_beside_a_long_steady_training_are_not_named() -> None:
+    r = _hooked(
+        ("import tensorflow", 0.1, 1.0),
+        ("set-up", 1.0, 1.5),
+        ("fit", 1.5, 19.5),
+        ("first step", 1.5, 2.0),
+        ("checkpoint save", 10.0, 13.0),
+    )
+    assert "phase_share" not in _rules(r)

@@ -23,8 +23,10 @@ class Finding:
     the likely reason; ``fix`` a concrete code line or command. ``span`` is
     ``(start_seconds, end_seconds)`` on the record's timeline, or None when the finding is
     about the machine rather than a stretch of the run. ``impact`` (0-1, the share of the
-    run at stake) orders findings of the same severity; it is not saved in the record,
-    where the order of ``record.findings`` already says it.
+    run at stake) orders findings of the same severity; ``risk`` marks a finding that says
+    the run may fail (be killed) rather than only run slowly, and sorts it before the speed
+    findings of its severity. Neither is saved in the record, where the order of
+    ``record.findings`` already says it.
 
         Finding(rule="input_bound", severity="warning", title="Highly input-bound",
                 evidence="input wait 48% of step time over 120 steps (t=4.2-10.6 s)",
@@ -39,6 +41,7 @@ class Finding:
     fix: str
     span: tuple[float, float] | None = None
     impact: float = field(default=0.0, compare=False)
+    risk: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
@@ -50,6 +53,7 @@ class Finding:
         """``{rule, severity, title, evidence, span, cause, fix}``, as in ``record.findings``."""
         d = asdict(self)
         d.pop("impact")
+        d.pop("risk")
         d["span"] = [round(self.span[0], 3), round(self.span[1], 3)] if self.span else None
         return {k: d[k] for k in ("rule", "severity", "title", "evidence", "span", "cause", "fix")}
 
@@ -72,8 +76,9 @@ Rule = Callable[[RunFacts], Iterable[Finding]]
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
-    """Most severe first, then the largest impact first; the first one is the top finding."""
-    return sorted(findings, key=lambda f: (SEVERITIES.index(f.severity), -f.impact))
+    """Most severe first; within a severity, what may make the run fail before what makes it
+    slow, then the largest impact first. The first one is the top finding."""
+    return sorted(findings, key=lambda f: (SEVERITIES.index(f.severity), not f.risk, -f.impact))
 
 
 def span_text(span: tuple[float, float] | None) -> str:

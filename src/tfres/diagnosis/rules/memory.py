@@ -127,6 +127,7 @@ def out_of_memory(facts: RunFacts) -> Iterator[Finding]:
         ),
         span=span,
         impact=1.0,
+        risk=True,
     )
 
 
@@ -157,6 +158,7 @@ def memory_pressure(facts: RunFacts) -> Iterator[Finding]:
                 ),
                 span=(rss[0][0], t_peak),
                 impact=min(1.0, ratio),
+                risk=True,
             )
             return
     total = facts.memory_total_bytes
@@ -185,6 +187,7 @@ def memory_pressure(facts: RunFacts) -> Iterator[Finding]:
                 ),
                 span=(t_low, t_low),
                 impact=1.0 - low / total,
+                risk=True,
             )
 
 
@@ -266,6 +269,8 @@ def memory_growth(facts: RunFacts) -> Iterator[Finding]:
         ),
         span=(rss[0][0], rss[-1][0]),
         impact=min(1.0, grew / limit),
+        # a straight line has no end: given more steps it reaches any limit
+        risk=True,
     )
 
 

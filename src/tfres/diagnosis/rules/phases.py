@@ -28,8 +28,9 @@ __all__ = [
 #: Start-up is the story of the run (a warning, the top finding) when it took at least
 #: twice as long as all the work after it (training, evaluation, prediction, saves).
 STARTUP_DOMINANT_RATIO = 2.0
-#: Evaluation or saving is named when it takes >= 40% of the work after start-up: then it,
-#: not the training step, decides how long the run takes.
+#: Evaluation or saving is named when it takes >= 40% of the steady work after start-up
+#: (the first step's tracing left out, a one-time cost like start-up): then it, not the
+#: training step, decides how long the run takes.
 PHASE_DOMINANT_SHARE = 0.40
 #: The phases that are work (everything after start-up that is not "after training").
 WORK_PHASES = ("fit", "training loop", "evaluate", "predict", "model save", "checkpoint save")
@@ -57,12 +58,32 @@ def _startup_end(facts: RunFacts) -> float | None:
     return max((e for e in ends if e is not None), default=None)
 
 
+def _covered_seconds(facts: RunFacts, names: tuple[str, ...]) -> float:
+    """Seconds covered by the phases named, nested or overlapping ones counted once (a
+    checkpoint save inside ``fit`` is part of the fit's time, not added to it)."""
+    spans = sorted(
+        (p.start_seconds, p.end_seconds or p.start_seconds)
+        for p in facts.record.phases
+        if p.name in names
+    )
+    covered, reach = 0.0, float("-inf")
+    for start, end in spans:
+        if end > reach:
+            covered += end - max(start, reach)
+            reach = end
+    return covered
+
+
 def _work_seconds(facts: RunFacts) -> float:
-    """Training, evaluation (not validation inside fit: fit covers it), prediction, saves."""
-    nested = _total(facts, ("validation",))
-    work = _total(facts, WORK_PHASES)
-    fit = _total(facts, ("fit",))
-    return max(0.0, work - (nested if fit else 0.0))
+    """Training, evaluation, prediction and saves, each second counted once (validation
+    and saves inside fit are part of the fit)."""
+    return _covered_seconds(facts, WORK_PHASES)
+
+
+def _steady_work_seconds(facts: RunFacts) -> float:
+    """The work less the first step (tracing, graph building, XLA): paid once per process,
+    it says nothing about how the run spends its time from then on."""
+    return max(0.0, _work_seconds(facts) - _total(facts, ("first step",)))
 
 
 def startup(facts: RunFacts) -> Iterator[Finding]:
@@ -105,8 +126,8 @@ def startup(facts: RunFacts) -> Iterator[Finding]:
 
 
 def phase_share(facts: RunFacts) -> Iterator[Finding]:
-    """Evaluation/prediction or model saves take >= 40% of the work after start-up."""
-    work = _work_seconds(facts)
+    """Evaluation/prediction or model saves take >= 40% of the steady work after start-up."""
+    work = _steady_work_seconds(facts)
     if work <= 0:
         return
     for names, what, fix in (
@@ -134,7 +155,8 @@ def phase_share(facts: RunFacts) -> Iterator[Finding]:
             title=f"{what} take {pct(share)} of the work",
             evidence=(
                 f"{count} {what.lower()} phase(s): {seconds(spent)} of {seconds(work)} of work "
-                f"after start-up (training {seconds(_total(facts, ('fit', 'training loop')))})"
+                f"after start-up and the first step (training "
+                f"{seconds(_total(facts, ('fit', 'training loop')))})"
             ),
             cause=f"{what.lower()} run often or long compared with the training steps",
             fix=fix,
