@@ -37,6 +37,7 @@ from tfres.record import Record
 from tfres.sampler.sampler import DEFAULT_INTERVAL_SECONDS, Sampler, check_interval
 from tfres.session import RecordSession
 from tfres.timeline import Sample
+from tfres.watch.allocator import NO_INSTRUMENT_NOTE, AllocatorFollower
 from tfres.watch.supervisor import FORWARDED_SIGNALS, Supervisor, describe_end
 
 __all__ = [
@@ -184,12 +185,16 @@ def watch(
                 child_env, events_file=parts.events_file, profile=profile, profile_dir=profile_dir
             )
         )
+    else:  # no hook: nothing reads the command's allocator
+        record.notes.append(NO_INSTRUMENT_NOTE)
     sup = Supervisor(grace_seconds)
     # the handlers go in before the command starts: a signal in between is held for it
     with _forwarding(sup):
         proc = parts.start(run_argv)
         sup.attach(proc)
-        session.sampler = Sampler(interval, pid=proc.pid, gpus=gpus, tf_memory=False)
+        session.sampler = Sampler(
+            interval, pid=proc.pid, gpus=gpus, tf_memory=instrument, tf_reader=parts.allocator
+        )
         returncode = _supervise(sup, session, parts, watchers, on_start)
     saved = session.save()
     return WatchResult(
@@ -269,6 +274,9 @@ class _Parts:
             self.exporter.follow_steps(self.steps_file)
         fd, self.events_file = tempfile.mkstemp(prefix="tfres-events-", suffix=".jsonl")
         os.close(fd)
+        # the child hook's allocator readings, into each sample's tf_memory (watch/allocator)
+        self.follower = AllocatorFollower(self.events_file, note=_noter(record))
+        self.allocator = self.follower.read
 
     def start(self, run_argv: list[str]) -> subprocess.Popen[bytes]:
         out_pipe: int | None = None
@@ -299,10 +307,19 @@ class _Parts:
             raise CommandNotFoundError(message, exit_status=status) from err
 
     def close(self) -> None:
+        self.follower.close()
         if self.dashboard is not None:
             self.dashboard.stop()
         if self.exporter is not None:
             self.exporter.close()
+
+
+def _noter(record: Record) -> Callable[[str], None]:
+    def note(text: str) -> None:
+        if text not in record.notes:
+            record.notes.append(text)
+
+    return note
 
 
 def _supervise(

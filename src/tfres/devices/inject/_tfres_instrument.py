@@ -172,8 +172,19 @@ def _after_tensorflow(tf, start, end):
     INSTRUMENT.tf_import_end = end
     INSTRUMENT.phase("import tensorflow", start, end)
     INSTRUMENT.modules.add("tensorflow")
+    _start_allocator(tf)
     _patch_tf_function(tf)
     _patch_iterator()
+
+
+def _start_allocator(tf):
+    """TensorFlow's allocator, read once a second from inside (:mod:`_tfres_allocator`)."""
+    try:
+        from _tfres_allocator import start
+
+        start(INSTRUMENT, tf)
+    except Exception as err:
+        INSTRUMENT.failed("starting the allocator readings", err)
 
 
 def _after_keras(keras, start, end):

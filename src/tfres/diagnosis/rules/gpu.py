@@ -6,11 +6,12 @@ TensorFlow sees comes from the fingerprint's ``tensorflow.physical_devices``. Te
 ``GPU:i`` is not NVML's GPU i: the sampler records the map (``extra["tf_gpu_nvml_index"]``).
 
 By default TensorFlow reserves nearly all of a GPU's memory when it starts, so NVML's
-"used" says nothing about what the model needs: such a run is judged on utilization alone,
-and its allocator's fullness only from TensorFlow's own statistics (``tfres.monitor``, the
-ResourceMonitor callback). With memory growth on (``TF_FORCE_GPU_ALLOW_GROWTH=true``,
-``tfres run --gpu-growth``) the run's NVML memory is the allocator's high-water mark, so
-``tfres run`` can judge it from the outside.
+"used" says nothing about what the model needs. TensorFlow's allocator does
+(``Sample.tf_memory``: read in-process by ``tfres.monitor`` and the ResourceMonitor callback,
+from inside the command by ``tfres run``'s start-up hook): the near-full and underused rules
+judge its peak, never NVML's used memory. Without it (``--no-instrument``) a reserved GPU is
+judged on utilization alone, and its fullness only with memory growth on, where the run's
+NVML memory is the allocator's pool at its largest.
 """
 
 from __future__ import annotations
@@ -84,11 +85,21 @@ def _own_memory(gs: list[Any]) -> list[int]:
 
 
 def _reserved(facts: RunFacts, gs: list[Any], total: int | None) -> bool:
-    """Whether the run's GPU memory is TensorFlow's default reservation, not its use."""
-    own = _own_memory(gs)
-    if _growth_on(facts) or not own or not total:
+    """Whether the GPU's used memory is TensorFlow's default reservation, not its use.
+
+    From the run's own memory where NVML names it; where NVML cannot (the processes in a
+    container's PID namespace, Windows WDDM, MIG) from the GPU's used memory: without
+    memory growth TensorFlow takes nearly all the free memory at start, so a GPU that
+    TensorFlow used and that is >= 85% full says nothing about what the model needs.
+    """
+    if _growth_on(facts) or not total:
         return False
-    return max(own) >= GPU_RESERVED_SHARE * total
+    own = _own_memory(gs)
+    if own:
+        return max(own) >= GPU_RESERVED_SHARE * total
+    used = [g.memory_used_bytes for g in gs if g.memory_used_bytes is not None]
+    tf_sees_gpus = facts.section("tensorflow").get("installed") and _tf_gpus(facts) != []
+    return bool(used and tf_sees_gpus) and max(used) >= GPU_RESERVED_SHARE * total
 
 
 def _tf_gpus(facts: RunFacts) -> list[dict[str, Any]] | None:
@@ -228,29 +239,17 @@ def gpu_underused(facts: RunFacts) -> Iterator[Finding]:
         )
     for index, gs in series.items():
         util = mean(g.util_percent for g in gs)
-        used = mean(g.memory_used_bytes for g in gs)
         total = next((g.memory_total_bytes for g in gs if g.memory_total_bytes), None)
         if util is None or not (GPU_IDLE_UTIL_PERCENT <= util < GPU_UNDERUSED_UTIL_PERCENT):
             continue
-        reserved = _reserved(facts, gs, total)
-        if not reserved and (used is None or not total or used / total >= GPU_SPARE_MEMORY_SHARE):
+        memory = _underused_memory(facts, index, gs, total)
+        if memory is None:
             continue
-        if reserved or used is None or not total:
-            title = f"GPU {index} underused: {util:.0f}% busy"
-            memory_text = (
-                f"memory {size(max(_own_memory(gs)))} of {size(total)} reserved by TensorFlow "
-                "at start (its default; what the model uses is not visible from outside)"
-            )
-        else:
-            title = (
-                f"GPU {index} underused: {util:.0f}% busy with {pct(1 - used / total)} of its "
-                "memory free"
-            )
-            memory_text = f"memory {size(used)} of {size(total)}"
+        free_text, memory_text = memory
         yield Finding(
             rule="gpu_underused",
             severity="warning",
-            title=title,
+            title=f"GPU {index} underused: {util:.0f}% busy{free_text}",
             evidence=(
                 f"GPU {index} mean utilization {util:.0f}%, {memory_text}, "
                 f"{span_text(facts.window)}"
@@ -269,6 +268,63 @@ def gpu_underused(facts: RunFacts) -> Iterator[Finding]:
         )
 
 
+def _underused_memory(
+    facts: RunFacts, index: int, gs: list[Any], total: int | None
+) -> tuple[str, str] | None:
+    """(title tail, evidence) on GPU ``index``'s memory for an underused GPU, or None when
+    its memory is in use (the model fills it: not underused, just slow per byte).
+
+    TensorFlow's allocator, where the run read it (``tf_memory``: ``tfres.monitor``, or the
+    ``tfres run`` hook), says what the model holds: its peak in use is judged, never NVML's
+    used memory, which by default is TensorFlow's reservation of nearly all of it. Without
+    the allocator a reservation leaves utilization alone to judge; else NVML's used memory.
+    """
+    used = mean(g.memory_used_bytes for g in gs)
+    peak = _tf_allocator_peak(facts, index)
+    reserved = _reserved(facts, gs, total)
+    held = max((g.memory_used_bytes or 0 for g in gs), default=0)
+    if peak is not None and total:
+        if peak >= GPU_SPARE_MEMORY_SHARE * total:
+            return None
+        text = f"TensorFlow's allocator peaked at {size(peak)} of {size(total)}" + (
+            f"; NVML's {size(held)} used is TensorFlow's default reservation" if reserved else ""
+        )
+        return f" with {pct(1 - peak / total)} of its memory free", text
+    if reserved:
+        own = _own_memory(gs)
+        if own:
+            return "", (
+                f"memory {size(max(own))} of {size(total)} reserved by TensorFlow at start "
+                "(its default; what the model uses is not visible from outside)"
+            )
+        return "", (
+            f"memory {size(held)} of {size(total)} used on the GPU, which NVML cannot split "
+            "by process here; without memory growth TensorFlow reserves nearly all free "
+            "memory at start, so what the model uses is not visible from outside"
+        )
+    if used is None or not total or used / total >= GPU_SPARE_MEMORY_SHARE:
+        return None
+    return (
+        f" with {pct(1 - used / total)} of its memory free",
+        f"memory {size(used)} of {size(total)}",
+    )
+
+
+def _tf_allocator_peak(facts: RunFacts, index: int) -> int | None:
+    """TensorFlow's allocator peak (bytes in use) on NVML GPU ``index``: its ``GPU:i``
+    mapped to NVML's index, from the samples' ``tf_memory``; None where not read."""
+    device = _tf_device_of(facts, index)
+    if device is None:
+        return None
+    peaks = [
+        int(m.get("peak_bytes") or 0)
+        for s in facts.record.samples
+        for dev, m in s.tf_memory.items()
+        if dev.upper() == device
+    ]
+    return max(peaks) if peaks else None
+
+
 def _allocator_peak(facts: RunFacts, index: int, gs: list[Any]) -> tuple[int, str]:
     """The highest allocator figure for NVML GPU ``index`` and where it came from.
 
@@ -276,15 +332,9 @@ def _allocator_peak(facts: RunFacts, index: int, gs: list[Any]) -> tuple[int, st
     was sampled from inside; else, with memory growth on, the run's NVML memory, which is
     then the allocator's pool at its largest. Without either: 0 (nothing to judge).
     """
-    device = _tf_device_of(facts, index)
-    peaks = [
-        int(m.get("peak_bytes") or 0)
-        for s in facts.record.samples
-        for dev, m in s.tf_memory.items()
-        if device is not None and dev.upper() == device
-    ]
-    if peaks:
-        return max(peaks), "TensorFlow allocator peak"
+    peak = _tf_allocator_peak(facts, index)
+    if peak is not None:
+        return peak, "TensorFlow allocator peak"
     own = _own_memory(gs)
     if own and _growth_on(facts):
         return max(own), "TensorFlow's memory pool (memory growth on) peaked at"
