@@ -94,9 +94,9 @@ def _reserved(facts: RunFacts, gs: list[Any], total: int | None) -> bool:
     """
     if _growth_on(facts) or not total:
         return False
-    own = _own_memory(gs)
-    if own:
-        return max(own) >= GPU_RESERVED_SHARE * total
+    own = [b for b in _own_memory(gs) if b]  # 0: before the runtime took any
+    if own or all(g.process_memory_used_bytes is not None for g in gs):
+        return bool(own) and max(own) >= GPU_RESERVED_SHARE * total
     used = [g.memory_used_bytes for g in gs if g.memory_used_bytes is not None]
     tf_sees_gpus = facts.section("tensorflow").get("installed") and _tf_gpus(facts) != []
     return bool(used and tf_sees_gpus) and max(used) >= GPU_RESERVED_SHARE * total
@@ -291,7 +291,7 @@ def _underused_memory(
         )
         return f" with {pct(1 - peak / total)} of its memory free", text
     if reserved:
-        own = _own_memory(gs)
+        own = [b for b in _own_memory(gs) if b]
         if own:
             return "", (
                 f"memory {size(max(own))} of {size(total)} reserved by TensorFlow at start "
