@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
 import synthetic as S
 from fakes import FakeGpu, GiB
 from tfres.backends.nvml_reader import GpuReader
@@ -64,8 +65,9 @@ def _allocator(tmp_path: Path, peaks_gib: list[float] | None) -> list[dict]:
         second = (i - UP) / 10
         if peaks_gib is not None and i >= UP and second == int(second):
             peak = int(peaks_gib[min(int(second), len(peaks_gib) - 1)] * GiB)
+            devices = {"GPU:0": {"current_bytes": peak // 2, "peak_bytes": peak}}
             line = {"event": "allocator", "pid": 4242, "t_monotonic": 100.0 + i / 10,
-                    "devices": {"GPU:0": {"current_bytes": peak // 2, "peak_bytes": peak}}}  # fmt: skip
+                    "devices": devices}  # fmt: skip
             with path.open("a") as fh:
                 fh.write(json.dumps(line) + "\n")
         out.append(follower.read() or {})
@@ -79,7 +81,7 @@ def _findings(gpus: list[list], tf_memory: list[dict]) -> dict:
     fp["tensorflow"]["physical_devices"] = None  # tfres run: the parent never imports TF
     samples = [
         replace(s, tf_memory=memory)
-        for s, memory in zip(S.samples(n=N, process_cpu=100, gpus=gpus), tf_memory)
+        for s, memory in zip(S.samples(n=N, process_cpu=100, gpus=gpus), tf_memory, strict=True)
     ]
     record = S.record(fp=fp, samples_=samples)
     record.extra["tf_gpu_nvml_index"] = {"GPU:0": 0}
