@@ -36,6 +36,8 @@ class HostReading:
     net_recv_bytes: int | None
     #: False on readings that skipped the disk and network counters (see HostReader)
     io_read: bool = True
+    #: False on readings that carry the CPU percentages of the previous one (see HostReader)
+    cpu_read: bool = True
 
 
 def _busy_and_total(times: object) -> tuple[float, float]:
@@ -56,15 +58,29 @@ class HostReader:
     Disk and network counters are read at most every ``io_every_seconds`` (on ``clock``);
     readings in between have them None and ``io_read=False``. At 100 Hz they would be half
     of each sample's file reads, for rates nobody reads at that resolution.
+
+    The CPU times are read at most every ``cpu_every_seconds``: the kernel counts them in
+    clock ticks (``USER_HZ``, 10 ms), so over one 10 ms interval a core is 0% or 100% busy,
+    a figure with nothing to tell. Readings in between carry the percentages of the last
+    span read (``cpu_read=False``), so at 100 Hz each percentage is over ~100 ms, the same
+    figure as at 10 Hz, and the file (the costliest of a sample's reads) is read a tenth as
+    often. :attr:`forks` is None on those readings (it was not read).
     """
 
     def __init__(
-        self, *, io_every_seconds: float = 0.0, clock: Callable[[], float] = time.monotonic
+        self,
+        *,
+        io_every_seconds: float = 0.0,
+        cpu_every_seconds: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._prev_cores: list[tuple[float, float]] | None = None
         self.io_every_seconds = io_every_seconds
+        self.cpu_every_seconds = cpu_every_seconds
         self._clock = clock
         self._last_io: float | None = None
+        self._last_cpu: float | None = None
+        self._cpu_now: tuple[float | None, tuple[float, ...]] = (None, ())
         #: the /proc files, kept open and re-read with pread (Linux)
         self._read_file: Callable[[str], bytes] = ProcFiles().read if PROC_AVAILABLE else read_once
         #: processes and threads created since boot, as of the last reading (``processes``
@@ -101,10 +117,18 @@ class HostReader:
         return total, tuple(per_core)
 
     def read(self) -> HostReading:
-        total, per_core = self._cpu()
+        timed = self.io_every_seconds > 0 or self.cpu_every_seconds > 0
+        now = self._clock() if timed else 0.0
+        # 0.95: a sampler's beat jitters; a reading 99 ms after the last still counts as 100
+        cpu = self._last_cpu is None or now - self._last_cpu >= 0.95 * self.cpu_every_seconds
+        if cpu:
+            self._last_cpu = now
+            self._cpu_now = self._cpu()
+        else:
+            self.forks = None
+        total, per_core = self._cpu_now
         used, available, swap_used = self._memory()
-        now = self._clock() if self.io_every_seconds > 0 else 0.0
-        # 0.9: a sampler's beat jitters; a reading 99 ms after the last still counts as 100
+        # 0.9: the beat jitters; a reading 0.95 s after the last still counts as 1 s
         io = self._last_io is None or now - self._last_io >= 0.9 * self.io_every_seconds
         disk_read = disk_write = net_sent = net_recv = None
         if io:
@@ -122,6 +146,7 @@ class HostReader:
             net_sent_bytes=net_sent,
             net_recv_bytes=net_recv,
             io_read=io,
+            cpu_read=cpu,
         )
 
     def _memory(self) -> tuple[int | None, int | None, int | None]:

@@ -111,11 +111,14 @@ class NewPids:
 
     def since_last(self, forks: int | None = None) -> list[int] | None:
         """``forks``: the machine's count of created tasks (``processes`` in /proc/stat,
-        read since the previous call); when it has not moved, nothing was created and
-        ``/proc/loadavg`` is not read (at 100 Hz it moves on few samples)."""
-        previous_forks, self._forks = self._forks, forks
-        if forks is not None and forks == previous_forks and self._last is not None:
-            return []
+        read since the previous call), or None where it was not read this time; when it
+        has not moved since the last count given, nothing was created since then (nor
+        since any later call) and ``/proc/loadavg`` is not read (at 10 Hz it stands still
+        on most samples)."""
+        if forks is not None:
+            previous_forks, self._forks = self._forks, forks
+            if forks == previous_forks and self._last is not None:
+                return []
         last, tasks = self._read()
         previous, self._last = self._last, last
         if previous is None or last < previous or last - previous > max(64, tasks):

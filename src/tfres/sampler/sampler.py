@@ -25,12 +25,15 @@ from typing import Any
 from tfres.backends.host import usable_cores_and_source
 from tfres.backends.others import OtherProcesses, ProcessCpu, read_processes
 from tfres.backends.proc import HostReader, HostReading, ProcessTree, TreeReading
+from tfres.sampler.derive import SampleMaker
 from tfres.sampler.gpu_poll import GpuPoller, tf_gpu_map
 from tfres.sampler.interval import (
+    CPU_EVERY_SECONDS,
     DEFAULT_INTERVAL_SECONDS,
     IO_EVERY_SECONDS,
     MAX_INTERVAL_SECONDS,
     OTHERS_EVERY_SECONDS,
+    TF_MEMORY_EVERY_SECONDS,
     check_interval,
 )
 from tfres.sampler.retention import (
@@ -44,12 +47,6 @@ from tfres.timeline import GpuSample, Mark, Phase, Sample
 __all__ = ["Sampler", "DEFAULT_INTERVAL_SECONDS", "MAX_INTERVAL_SECONDS", "check_interval"]
 
 log = logging.getLogger("tfres")
-
-def _rate(before: int | None, after: int | None, seconds: float) -> float | None:
-    """Bytes per second between two cumulative counters (None when either is unknown)."""
-    if before is None or after is None:
-        return None
-    return round(max(0.0, (after - before) / seconds), 1)
 
 
 class Sampler:
@@ -69,9 +66,15 @@ class Sampler:
       :meth:`top_processes` names the busiest processes outside the tree over the whole
       run. ``others_reader`` replaces the process listing (tests).
 
-    Disk and network counters are read every :data:`IO_EVERY_SECONDS` (1 s): the samples in
-    between have their ``*_bytes_per_second`` None. A new process in the tree is seen from
-    the next sample on; what watching costs is in docs/benchmarks/overhead.md.
+    Each counter is read no faster than it changes. Every sample reads the memory (the
+    host's and the tree's RSS: budgets and peaks need each one) and looks for new processes
+    (one is in the tree from the next sample on). CPU percentages, the host's and the
+    tree's, are over spans of at least :data:`CPU_EVERY_SECONDS` (0.1 s: the kernel counts
+    CPU in 10 ms ticks), carried by the samples inside a span, and ``/proc/stat`` is read
+    only when a span ends. Disk and network counters are read every
+    :data:`IO_EVERY_SECONDS` (1 s; the samples in between have ``*_bytes_per_second``
+    None), TensorFlow's allocator every :data:`TF_MEMORY_EVERY_SECONDS` (0.5 s, carried),
+    USS/PSS about once a second. What watching costs: docs/benchmarks/overhead.md.
 
     ``process_cpu_share_percent`` is relative to the cores the tree may use: the cgroup CPU
     quota if one applies, else the CPU affinity; ``extra["cpu_share_of"]`` names which.
@@ -104,7 +107,9 @@ class Sampler:
         self._clock = clock
         host: HostReader | None = None
         if host_reader is None:
-            host = HostReader(io_every_seconds=IO_EVERY_SECONDS, clock=clock)
+            host = HostReader(
+                io_every_seconds=IO_EVERY_SECONDS, cpu_every_seconds=CPU_EVERY_SECONDS, clock=clock
+            )
             host_reader = host.read
         self._read_host = host_reader
         if tree_reader is None:
@@ -126,6 +131,9 @@ class Sampler:
 
             tf_reader = TfMemoryReader(note=self.note).read
         self._read_tf = tf_reader if tf_memory else None
+        self._tf_at: float | None = None  # when the allocator was last read
+        self._tf_memory: dict[str, dict[str, int]] | None = None
+        self._last_sample = False  # stop() sets it: the last sample reads everything
         #: the scan of the other processes' CPU (None with ``others=False``)
         self.others: OtherProcesses | None = None
         if others:
@@ -155,8 +163,7 @@ class Sampler:
         self._wake.acquire()
         self._thread: threading.Thread | None = None
         self._t0: float | None = None
-        self._prev: tuple[float, float] | None = None  # (clock, tree CPU seconds)
-        self._prev_io: tuple[float, HostReading] | None = None
+        self._make = SampleMaker(cpu_cores)
         self._prepared = False
         #: CPU seconds the sampling thread itself has used (its own cost)
         self.cpu_seconds = 0.0
@@ -173,6 +180,7 @@ class Sampler:
                 self._cpu_cores = usable_cores_and_source(self.pid or 0)
             except Exception as err:  # a denominator we cannot read leaves share None
                 log.debug("usable CPU cores unknown: %s", err)
+        self._make.cpu_cores = self._cpu_cores
         if self._cpu_cores is not None:
             self.extra["cpu_share_of"] = self._cpu_cores[1]
             self.extra["cpu_share_cores"] = self._cpu_cores[0]
@@ -205,6 +213,7 @@ class Sampler:
         self._stop.set()
         self._wake.release()
         self._thread.join()
+        self._last_sample = True
         try:
             self.sample_once()
         except Exception as err:
@@ -299,13 +308,7 @@ class Sampler:
         tree = self._read_tree()
         t = round(now - self._t0, 6)
         gpus = self._gpu.read(tree.pids, t) if self._gpu is not None else ()
-        tf_memory = None
-        if self._read_tf is not None:
-            try:
-                tf_memory = self._read_tf()
-            except Exception as err:
-                log.debug("TensorFlow allocator reading failed: %s", err)
-        sample = self._make_sample(now, t, host, tree, gpus, tf_memory)
+        sample = self._make.make(now, t, host, tree, gpus, self._tf_now(now))
         with self._lock:
             self._tree_pids.update(tree.pids)
             self._timeline.add(sample)
@@ -317,55 +320,19 @@ class Sampler:
                 log.warning("tfres sampler: listener %r failed: %s", fn, err)
         return sample
 
-    def _make_sample(
-        self,
-        now: float,
-        t: float,
-        host: HostReading,
-        tree: TreeReading,
-        gpus: tuple[GpuSample, ...],
-        tf_memory: dict[str, dict[str, int]] | None,
-    ) -> Sample:
-        prev, self._prev = self._prev, (now, tree.cpu_seconds)
-        pids = tree.pids
-        proc_cpu: float | None = None
-        share: float | None = None
-        if pids and prev is not None and now > prev[0]:
-            proc_cpu = round(max(0.0, (tree.cpu_seconds - prev[1]) / (now - prev[0]) * 100.0), 2)
-            cores = self._cpu_cores
-            if cores is not None and cores[0] > 0:
-                share = round(min(100.0, proc_cpu / cores[0]), 2)
-        disk_read = disk_write = net_sent = net_recv = None
-        if host.io_read:
-            prev_io, self._prev_io = self._prev_io, (now, host)
-            if prev_io is not None and now > prev_io[0]:
-                dt, ph = now - prev_io[0], prev_io[1]
-                disk_read = _rate(ph.disk_read_bytes, host.disk_read_bytes, dt)
-                disk_write = _rate(ph.disk_write_bytes, host.disk_write_bytes, dt)
-                net_sent = _rate(ph.net_sent_bytes, host.net_sent_bytes, dt)
-                net_recv = _rate(ph.net_recv_bytes, host.net_recv_bytes, dt)
-        alive = bool(pids)
-        return Sample(
-            t_seconds=t,
-            cpu_percent=host.cpu_percent,
-            cpu_per_core_percent=host.cpu_per_core_percent,
-            memory_used_bytes=host.memory_used_bytes,
-            memory_available_bytes=host.memory_available_bytes,
-            swap_used_bytes=host.swap_used_bytes,
-            disk_read_bytes_per_second=disk_read,
-            disk_write_bytes_per_second=disk_write,
-            net_sent_bytes_per_second=net_sent,
-            net_recv_bytes_per_second=net_recv,
-            process_cpu_percent=proc_cpu,
-            process_cpu_share_percent=share,
-            process_count=len(pids),
-            process_threads=tree.threads if alive else None,
-            process_rss_bytes=tree.rss_bytes if alive else None,
-            process_uss_bytes=tree.uss_bytes,
-            process_pss_bytes=tree.pss_bytes,
-            gpus=gpus,
-            tf_memory=tf_memory or {},
-        )
+    def _tf_now(self, now: float) -> dict[str, dict[str, int]] | None:
+        """TensorFlow's allocator: read at the first and last sample and every
+        :data:`TF_MEMORY_EVERY_SECONDS`, carried in between."""
+        if self._read_tf is None:
+            return None
+        at = self._tf_at
+        if at is None or now - at >= TF_MEMORY_EVERY_SECONDS or self._last_sample:
+            self._tf_at = now
+            try:
+                self._tf_memory = self._read_tf()
+            except Exception as err:
+                log.debug("TensorFlow allocator reading failed: %s", err)
+        return self._tf_memory
 
     # -- marks and phases ----------------------------------------------------------------
     def mark(self, label: str) -> Mark:
