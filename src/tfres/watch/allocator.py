@@ -119,12 +119,15 @@ def _devices(value: Any) -> dict[str, dict[str, int]] | None:
     for name, figures in value.items():
         if not isinstance(figures, dict):
             return None
-        current, peak = figures.get("current_bytes"), figures.get("peak_bytes")
-        if not (_count(current) and _count(peak)):
+        current, peak = _count(figures.get("current_bytes")), _count(figures.get("peak_bytes"))
+        if current is None or peak is None:
             return None
-        out[str(name)] = {"current_bytes": int(current), "peak_bytes": int(peak)}
+        out[str(name)] = {"current_bytes": current, "peak_bytes": peak}
     return out
 
 
-def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+def _count(value: Any) -> int | None:
+    """``value`` if it is a whole number of bytes (not a bool, not negative), else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
