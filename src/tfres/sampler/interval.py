@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "DEFAULT_INTERVAL_SECONDS",
     "CPU_EVERY_SECONDS",
+    "HOST_MEMORY_EVERY_SECONDS",
     "IO_EVERY_SECONDS",
     "TF_MEMORY_EVERY_SECONDS",
     "MAX_INTERVAL_SECONDS",
@@ -27,6 +28,10 @@ IO_EVERY_SECONDS = 1.0
 #: one 10 ms sample a core reads 0% or 100%. Samples in between carry the last figure, and
 #: /proc/stat is read only when one is due (at 100 Hz, one sample in ten)
 CPU_EVERY_SECONDS = 0.1
+#: the host's memory and swap (/proc/meminfo) are read at most this often, carried in
+#: between: above 10 Hz only the watched tree's memory (RSS, read every sample: budgets and
+#: peaks need it) keeps the full rate; meminfo was a third of a 100 Hz sample's reads
+HOST_MEMORY_EVERY_SECONDS = 0.1
 #: TensorFlow's allocator is read at most this often (``tfres run``'s child writes it once a
 #: second; the peak is kept by TensorFlow itself), and at the first and last sample
 TF_MEMORY_EVERY_SECONDS = 0.5

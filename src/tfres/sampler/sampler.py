@@ -30,6 +30,7 @@ from tfres.sampler.gpu_poll import GpuPoller, tf_gpu_map
 from tfres.sampler.interval import (
     CPU_EVERY_SECONDS,
     DEFAULT_INTERVAL_SECONDS,
+    HOST_MEMORY_EVERY_SECONDS,
     IO_EVERY_SECONDS,
     MAX_INTERVAL_SECONDS,
     OTHERS_EVERY_SECONDS,
@@ -42,7 +43,7 @@ from tfres.sampler.retention import (
     DEFAULT_WINDOW_SECONDS,
     BoundedTimeline,
 )
-from tfres.timeline import GpuSample, Mark, Phase, Sample
+from tfres.timeline import Mark, Phase, Sample
 
 __all__ = ["Sampler", "DEFAULT_INTERVAL_SECONDS", "MAX_INTERVAL_SECONDS", "check_interval"]
 
@@ -66,12 +67,13 @@ class Sampler:
       :meth:`top_processes` names the busiest processes outside the tree over the whole
       run. ``others_reader`` replaces the process listing (tests).
 
-    Each counter is read no faster than it changes. Every sample reads the memory (the
-    host's and the tree's RSS: budgets and peaks need each one) and looks for new processes
-    (one is in the tree from the next sample on). CPU percentages, the host's and the
-    tree's, are over spans of at least :data:`CPU_EVERY_SECONDS` (0.1 s: the kernel counts
-    CPU in 10 ms ticks), carried by the samples inside a span, and ``/proc/stat`` is read
-    only when a span ends. Disk and network counters are read every
+    Each counter is read no faster than it is useful. Every sample reads the tree's memory
+    (RSS: budgets and peaks need each one) and looks for new processes (one is in the tree
+    from the next sample on). CPU percentages, the host's and the tree's, are over spans of
+    at least :data:`CPU_EVERY_SECONDS` (0.1 s: the kernel counts CPU in 10 ms ticks),
+    carried by the samples inside a span; ``/proc/stat`` is read only when a span ends, and
+    the host's memory and swap every :data:`HOST_MEMORY_EVERY_SECONDS` (0.1 s, carried).
+    At 10 Hz every sample reads all of these. Disk and network counters are read every
     :data:`IO_EVERY_SECONDS` (1 s; the samples in between have ``*_bytes_per_second``
     None), TensorFlow's allocator every :data:`TF_MEMORY_EVERY_SECONDS` (0.5 s, carried),
     USS/PSS about once a second. What watching costs: docs/benchmarks/overhead.md.
@@ -108,7 +110,10 @@ class Sampler:
         host: HostReader | None = None
         if host_reader is None:
             host = HostReader(
-                io_every_seconds=IO_EVERY_SECONDS, cpu_every_seconds=CPU_EVERY_SECONDS, clock=clock
+                io_every_seconds=IO_EVERY_SECONDS,
+                cpu_every_seconds=CPU_EVERY_SECONDS,
+                memory_every_seconds=HOST_MEMORY_EVERY_SECONDS,
+                clock=clock,
             )
             host_reader = host.read
         self._read_host = host_reader
