@@ -1,6 +1,8 @@
 # Saves the whole model (architecture, weights, optimizer state) every batch "in case the
 # job dies", from a callback that also times its own saves.
+import atexit
 import os
+import shutil
 import tempfile
 import time
 
@@ -9,6 +11,7 @@ import numpy as np
 from truth import report
 
 folder = tempfile.mkdtemp(prefix="ckpt-")
+atexit.register(shutil.rmtree, folder, ignore_errors=True)
 rng = np.random.default_rng(0)
 x = rng.random((4096, 512), dtype=np.float32)
 y = rng.integers(0, 20, 4096)

@@ -1,6 +1,8 @@
 # Tabular data in CSV files read line by line with TextLineDataset: every line is parsed
 # with decode_csv and normalised in its own map call before batching.
+import atexit
 import os
+import shutil
 import tempfile
 
 import keras
@@ -10,6 +12,7 @@ from truth import measure, timed_fit
 
 COLUMNS = 48
 folder = tempfile.mkdtemp(prefix="csv-")
+atexit.register(shutil.rmtree, folder, ignore_errors=True)
 rng = np.random.default_rng(0)
 files = []
 for part in range(4):
@@ -46,5 +49,5 @@ model = keras.Sequential(
 )
 model.compile("adam", "mse")
 model.fit(dataset(), steps_per_epoch=3, verbose=0)
-timed_fit(model, dataset(), 300)
+timed_fit(model, dataset(), 700)
 measure(model, dataset, 40)

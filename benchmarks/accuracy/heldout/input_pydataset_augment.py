@@ -10,7 +10,7 @@ labels = rng.integers(0, 10, 2000)
 
 
 class AugmentedImages(keras.utils.PyDataset):
-    def __init__(self, batch_size=32, **kwargs):
+    def __init__(self, batch_size=64, **kwargs):
         super().__init__(**kwargs)
         self.batch_size = batch_size
         self.rng = np.random.default_rng(1)
@@ -47,5 +47,5 @@ model = keras.Sequential(
 )
 model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
 model.fit(AugmentedImages(), steps_per_epoch=3, verbose=0)
-timed_fit(model, AugmentedImages(), 120)
+timed_fit(model, AugmentedImages(), 240)
 measure(model, AugmentedImages, 15)
