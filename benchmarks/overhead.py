@@ -3,6 +3,7 @@
     python benchmarks/overhead.py             # 5 runs per watcher, 30 s windows, 3 fit pairs
     python benchmarks/overhead.py --quick     # 3 runs, 8 s windows, 2 fit pairs (~5 min)
     python benchmarks/overhead.py --baseline /tmp/old/src --only-tfres   # A/B two trees
+    python benchmarks/overhead.py --threads [--baseline SRC]   # which thread costs what
 
 With ``--baseline SRC`` (the ``src`` folder of another tfres tree, e.g. from ``git archive``)
 each ``tfres run`` row is measured for this tree and for that one, interleaved run by run
@@ -162,6 +163,61 @@ def one_cost(make_argv: Any, window: float, env: dict[str, str]) -> float:
     return 100.0 * (cpu1 - cpu0) / (t1 - t0)
 
 
+def _thread_ns(pid: int) -> dict[str, tuple[str, int, int]]:
+    """tid -> (name, CPU ns from schedstat, voluntary context switches) of every thread."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            base = f"/proc/{pid}/task/{tid}"
+            name = Path(f"{base}/comm").read_text().strip()
+            ns = int(Path(f"{base}/schedstat").read_text().split()[0])
+            status = Path(f"{base}/status").read_text()
+            wakes = int(status.split("voluntary_ctxt_switches:")[1].split()[0])
+        except (OSError, IndexError, ValueError):
+            continue
+        out[tid] = (name, ns, wakes)
+    return out
+
+
+def thread_costs(interval: str, window: float, env: dict[str, str], tfres: list[str]) -> list:
+    """Per-thread CPU (% of one core, wakes per second, us per wake) of ``tfres run --
+    sleep`` over ``window`` s after the warm-up (schedstat: ns, not 10 ms ticks)."""
+    argv = [*tfres, "run", "--no-store", "--interval", interval, "--", "sleep"]
+    proc = subprocess.Popen([*argv, f"{WARMUP_SECONDS + window + 2:g}"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        time.sleep(WARMUP_SECONDS)
+        before, t0 = _thread_ns(proc.pid), time.monotonic()
+        time.sleep(window)
+        after, t1 = _thread_ns(proc.pid), time.monotonic()
+    finally:
+        proc.wait()
+    rows = []
+    for i, (tid, (name, ns, wakes)) in enumerate(sorted(after.items(), key=lambda kv: int(kv[0]))):
+        name0, ns0, wakes0 = before.get(tid, (name, 0, 0))
+        woke = (wakes - wakes0) / (t1 - t0)
+        cpu = (ns - ns0) / 1e9 / (t1 - t0)
+        label = "main" if i == 0 else f"thread {i} ({name})"
+        rows.append((label, 100 * cpu, woke, 1e6 * cpu / woke if woke else 0.0))
+    return rows
+
+
+def print_threads(args: argparse.Namespace, env: dict[str, str]) -> None:
+    trees = [("this tree", env)]
+    if args.baseline:
+        trees.append((f"baseline {args.baseline}", {**env, "PYTHONPATH": args.baseline}))
+    print("| tree | rate | thread | CPU, % of one core | wakes/s | CPU per wake |")
+    print("|---|---|---|---|---|---|")
+    for repeat in range(args.repeats or 1):
+        for name, tree_env in trees if repeat % 2 == 0 else trees[::-1]:
+            for interval, rate in (("0.1", "10 Hz"), ("0.01", "100 Hz")):
+                rows = thread_costs(interval, args.seconds or 20.0, tree_env,
+                                    [PYTHON, "-m", "tfres"])  # fmt: skip
+                for label, cpu, woke, per in rows:
+                    print(f"| {name} | {rate} | {label} | {cpu:.3f}% | {woke:.1f} | "
+                          f"{per:.0f} us |", flush=True)  # fmt: skip
+
+
 def _summary(costs: list[float]) -> dict:
     return {"median": statistics.median(costs), "min": min(costs), "max": max(costs)}
 
@@ -261,12 +317,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only-tfres", action="store_true", help="only the tfres run rows (no floor, MLflow)"
     )
+    parser.add_argument(
+        "--threads", action="store_true", help="per-thread CPU of tfres run at 10 and 100 Hz"
+    )
     args = parser.parse_args(argv)
     repeats = args.repeats or (3 if args.quick else 5)
     seconds = args.seconds or (8.0 if args.quick else 30.0)
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "MLFLOW_ALLOW_FILE_STORE": "true"}
     idle = [subprocess.Popen(["sleep", "3600"]) for _ in range(args.others)]
     try:
+        if args.threads:
+            print_threads(args, env)
+            return 0
         processes = sum(1 for name in os.listdir("/proc") if name.isdigit())
         print(f"## What watching costs ({'quick' if args.quick else 'full'} run)\n")
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {processes} processes "

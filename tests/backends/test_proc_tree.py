@@ -183,3 +183,65 @@ def test_a_child_is_seen_in_the_next_reading_with_the_fork_counter():
     finally:
         child.kill()
         child.wait()
+
+
+@linux_only
+def test_new_pids_use_loadavg_while_the_fork_counter_is_not_read():
+    files = _CountedFiles()
+    new = NewPids(files)
+    assert new.since_last(None) is None  # the first call: a full scan is due
+    files.reads.clear()
+    child = subprocess.Popen(["true"])
+    child.wait()
+    assert child.pid in (new.since_last(None) or [])  # no count given: /proc/loadavg read
+    assert files.reads == ["/proc/loadavg"]
+
+
+@linux_only
+def test_a_fork_count_equal_to_the_last_one_given_means_nothing_new_since_then():
+    host = HostReader()
+    files = _CountedFiles()
+    new = NewPids(files)
+    host.read()
+    counted = host.forks
+    assert new.since_last(counted) is None
+    new.since_last(None)  # /proc/loadavg: what other users started meanwhile is theirs
+    files.reads.clear()
+    # the count is the same as the last one given, two calls back: nothing was created
+    # since it was read, so nothing since the call in between either
+    assert new.since_last(counted) == []
+    assert files.reads == []
+
+
+@linux_only
+def test_a_child_is_seen_in_the_next_reading_while_host_cpu_is_carried():
+    clock_now = [0.0]
+    host = HostReader(cpu_every_seconds=0.1, clock=lambda: clock_now[0])
+    tree = ProcessTree(os.getpid(), forks=lambda: host.forks)
+    host.read()
+    tree.read()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        clock_now[0] = 0.01  # inside the CPU span: /proc/stat is not read, no fork count
+        reading = host.read()
+        assert not reading.cpu_read and host.forks is None
+        assert child.pid in tree.read().pids
+    finally:
+        child.kill()
+        child.wait()
+
+
+@linux_only
+def test_uss_and_pss_from_smaps_rollup_match_psutil():
+    import psutil
+
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        time.sleep(0.2)  # exec'd: its mappings stand still
+        reading = ProcessTree(child.pid, full_memory=True).read()
+        full = psutil.Process(child.pid).memory_full_info()
+        assert reading.uss_bytes == full.uss and reading.pss_bytes == full.pss
+        assert reading.uss_bytes and reading.uss_bytes > 0
+    finally:
+        child.kill()
+        child.wait()
