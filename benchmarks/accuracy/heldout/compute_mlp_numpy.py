@@ -8,8 +8,8 @@ import tensorflow as tf
 from truth import SKIP_STEPS, TRUTH, report
 
 rng = np.random.default_rng(0)
-x = rng.normal(size=(8192, 256)).astype(np.float32)
-y = (np.sin(x[:, :8]).sum(axis=1, keepdims=True) + 0.1 * rng.normal(size=(8192, 1))).astype(
+x = rng.normal(size=(10240, 256)).astype(np.float32)
+y = (np.sin(x[:, :8]).sum(axis=1, keepdims=True) + 0.1 * rng.normal(size=(10240, 1))).astype(
     np.float32
 )
 BATCH = 256
@@ -44,7 +44,7 @@ if TRUTH:
         def on_train_end(self, logs=None):
             self.seconds_per_step = (time.perf_counter() - self.start) / (self.batches - SKIP_STEPS)
 
-    STEPS = SKIP_STEPS + 4
+    STEPS = SKIP_STEPS + 8
     cached = tf.data.Dataset.from_tensors((x[:BATCH], y[:BATCH])).repeat()
     full, compute = [], []
     for _ in range(3):
