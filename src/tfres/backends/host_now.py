@@ -45,6 +45,9 @@ class HostReading(NamedTuple):
     memory_read: bool = True
 
 
+_NO_IO = (None, None, None, None)
+
+
 def _busy_and_total(times: object) -> tuple[float, float]:
     """Busy and total CPU seconds of one ``psutil.cpu_times()`` entry (psutil's own rule)."""
     values = times._asdict()  # type: ignore[attr-defined]
@@ -93,6 +96,8 @@ class HostReader:
         self._cpu_now: tuple[float | None, tuple[float, ...]] = (None, ())
         self._last_memory: float | None = None
         self._memory_now: tuple[int | None, int | None, int | None] = (None, None, None)
+        self._next_due = float("-inf")  # when the next of CPU, memory, disk/net is due
+        self._carried = HostReading(None, (), None, None, None, None, None, None, None)
         #: the /proc files, kept open and re-read with pread (Linux)
         self._read_file: Callable[[str], bytes] = ProcFiles().read if PROC_AVAILABLE else read_once
         #: processes and threads created since boot, as of the last reading (``processes``
@@ -129,43 +134,39 @@ class HostReader:
         return total, tuple(per_core)
 
     def read(self) -> HostReading:
-        timed = self.io_every_seconds or self.cpu_every_seconds or self.memory_every_seconds
-        now = self._clock() if timed else 0.0
+        now = self._clock()
+        if now < self._next_due:  # nothing due (9 samples in 10 at 100 Hz): all carried
+            self.forks = None
+            return self._carried
         # 0.95: a sampler's beat jitters; a reading 99 ms after the last still counts as 100
-        cpu = self._last_cpu is None or now - self._last_cpu >= 0.95 * self.cpu_every_seconds
+        cpu_next = (self._last_cpu or 0.0) + 0.95 * self.cpu_every_seconds
+        cpu = self._last_cpu is None or now >= cpu_next
         if cpu:
-            self._last_cpu = now
+            self._last_cpu, cpu_next = now, now + 0.95 * self.cpu_every_seconds
             self._cpu_now = self._cpu()
         else:
             self.forks = None
-        total, per_core = self._cpu_now
-        last = self._last_memory
-        memory = last is None or now - last >= 0.95 * self.memory_every_seconds
+        memory_next = (self._last_memory or 0.0) + 0.95 * self.memory_every_seconds
+        memory = self._last_memory is None or now >= memory_next
         if memory:
-            self._last_memory = now
+            self._last_memory, memory_next = now, now + 0.95 * self.memory_every_seconds
             self._memory_now = self._memory()
-        used, available, swap_used = self._memory_now
-        # 0.9: the beat jitters; a reading 0.95 s after the last still counts as 1 s
-        io = self._last_io is None or now - self._last_io >= 0.9 * self.io_every_seconds
+        # 0.9: a reading 0.95 s after the last still counts as 1 s
+        io_next = (self._last_io or 0.0) + 0.9 * self.io_every_seconds
+        io = self._last_io is None or now >= io_next
         disk_read = disk_write = net_sent = net_recv = None
         if io:
-            self._last_io = now
+            self._last_io, io_next = now, now + 0.9 * self.io_every_seconds
             disk_read, disk_write = self._disk()
             net_sent, net_recv = _net_bytes(self._read_file)
-        return HostReading(
-            cpu_percent=total,
-            cpu_per_core_percent=per_core,
-            memory_used_bytes=used,
-            memory_available_bytes=available,
-            swap_used_bytes=swap_used,
-            disk_read_bytes=disk_read,
-            disk_write_bytes=disk_write,
-            net_sent_bytes=net_sent,
-            net_recv_bytes=net_recv,
-            io_read=io,
-            cpu_read=cpu,
-            memory_read=memory,
-        )
+        self._next_due = min(cpu_next, memory_next, io_next)
+        total, per_core = self._cpu_now
+        used, available, swap_used = self._memory_now
+        # tuple.__new__: one C call, where the named tuple's own __new__ is a Python frame
+        figures = (total, per_core, used, available, swap_used)
+        self._carried = tuple.__new__(HostReading, (*figures, *_NO_IO, False, False, False))
+        io_figures = (disk_read, disk_write, net_sent, net_recv)
+        return tuple.__new__(HostReading, (*figures, *io_figures, io, cpu, memory))
 
     def _memory(self) -> tuple[int | None, int | None, int | None]:
         """(used, available, swap used): one read of /proc/meminfo on Linux, else psutil."""

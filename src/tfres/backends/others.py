@@ -135,6 +135,8 @@ class OtherProcesses:
         self._first: float | None = None
         self._last: float | None = None
         self._last_cost = 0.0
+        #: when the next scan is due on ``clock`` (what :meth:`due` says, without a call)
+        self.due_at = float("-inf")
         #: how many scans ran, and the CPU seconds (this thread's) they took in all
         self.scans = 0
         self.cost_seconds = 0.0
@@ -172,6 +174,7 @@ class OtherProcesses:
         self.scans += 1
         self._last_cost = time.thread_time() - started
         self.cost_seconds += self._last_cost
+        self.due_at = now + max(self.every_seconds, self._last_cost / OTHERS_CPU_SHARE)
 
     @property
     def span_seconds(self) -> float | None:

@@ -51,7 +51,7 @@ class TreeReading(NamedTuple):
 
 
 class _Stat(NamedTuple):
-    state: str
+    state: bytes
     ppid: int
     cpu_seconds: float  # its own and its reaped children's, user+system
     threads: int
@@ -64,11 +64,11 @@ def _fields(data: bytes) -> list[bytes]:
 
 
 def _parse_stat(data: bytes) -> _Stat:
-    f = _fields(data)
+    f = data[data.rfind(b")") + 2 :].split(None, 22)  # up to rss: the rest is not split
     # proc(5): state 3, ppid 4, utime 14, stime 15, cutime 16, cstime 17, threads 20, rss 24
     ticks = int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
-    return _Stat(
-        f[0].decode(), int(f[1]), ticks / _CLOCK_TICKS, int(f[17]), int(f[21]) * _PAGE_BYTES
+    return tuple.__new__(  # type: ignore[return-value]  # (one C call: see HostReading)
+        _Stat, (f[0], int(f[1]), ticks / _CLOCK_TICKS, int(f[17]), int(f[21]) * _PAGE_BYTES)
     )
 
 
@@ -90,7 +90,7 @@ def _parse_rollup(data: bytes) -> tuple[int, int | None]:
 def _psutil_stat(proc: psutil.Process) -> _Stat:
     with proc.oneshot():
         times = proc.cpu_times()
-        state = "Z" if proc.status() == psutil.STATUS_ZOMBIE else "R"
+        state = b"Z" if proc.status() == psutil.STATUS_ZOMBIE else b"R"
         rss = proc.memory_info().rss
         return _Stat(state, proc.ppid(), times.user + times.system, proc.num_threads(), rss)
 
@@ -136,6 +136,7 @@ class ProcessTree:
         self._pending: list[int] = []  # new pids not visible yet: looked at once more
         #: the members: pid -> its parent's pid
         self._members: dict[int, int] = {}
+        self._paths: dict[int, str] = {}  # pid -> "/proc/PID/stat", made once
         self._psutil: dict[int, psutil.Process] = {}
         self._last_cpu: dict[int, float] = {}
         self._gone_cpu_seconds = 0.0
@@ -175,6 +176,7 @@ class ProcessTree:
         if self._files is None or parent not in self._members:
             self._gone_cpu_seconds += last
         self._psutil.pop(pid, None)
+        self._paths.pop(pid, None)
         if self._files is not None:
             self._files.forget(f"/proc/{pid}/stat")
             self._files.forget(f"/proc/{pid}/smaps_rollup")
@@ -196,6 +198,8 @@ class ProcessTree:
             new = None
         if new is None:
             self._full_scan()
+            return
+        if not new and not self._pending:  # most samples: nothing created anywhere
             return
         for pid in self._pending + new:
             self._look_at(pid, retry=pid in new)
@@ -253,7 +257,10 @@ class ProcessTree:
     # -- reading -------------------------------------------------------------------------
     def _stat(self, pid: int) -> _Stat:
         if self._files is not None:
-            return _parse_stat(self._files.read(f"/proc/{pid}/stat"))
+            path = self._paths.get(pid)
+            if path is None:
+                path = self._paths[pid] = f"/proc/{pid}/stat"
+            return _parse_stat(self._files.read(path))
         return _psutil_stat(self._psutil[pid])
 
     def _full_memory_due(self, now: float) -> bool:
@@ -287,13 +294,14 @@ class ProcessTree:
         uss: int | None = 0 if full else None
         pss: int | None = 0 if full else None
         seen: list[int] = []
-        for pid in list(self._members):
+        members = self._members
+        for pid in list(members):
             try:
                 stat = self._stat(pid)
                 self._members[pid] = stat.ppid
                 self._last_cpu[pid] = stat.cpu_seconds
                 cpu += stat.cpu_seconds
-                if stat.state in ("Z", "X"):  # exited, not yet reaped: its CPU only
+                if stat.state in (b"Z", b"X"):  # exited, not yet reaped: its CPU only
                     continue
                 if full:
                     mem_uss, mem_pss = self._full_memory(pid)
@@ -314,12 +322,11 @@ class ProcessTree:
             self._full_cost = time.thread_time() - started
         # a child reaped between the reads of it and of its parent is missing for one
         # reading; the total never goes back
-        self._last_total = max(self._last_total, cpu + self._gone_cpu_seconds)
-        return TreeReading(
-            pids=tuple(seen),
-            cpu_seconds=self._last_total,
-            threads=threads,
-            rss_bytes=rss,
-            uss_bytes=uss if seen else None,
-            pss_bytes=pss if seen else None,
-        )
+        total = cpu + self._gone_cpu_seconds
+        if total > self._last_total:
+            self._last_total = total
+        return tuple.__new__(  # type: ignore[return-value]
+            TreeReading,
+            (tuple(seen), self._last_total, threads, rss, uss if seen else None,
+             pss if seen else None),
+        )  # fmt: skip

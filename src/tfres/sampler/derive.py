@@ -24,7 +24,7 @@ __all__ = ["SampleMaker"]
 
 #: ``Sample`` is a frozen dataclass: its ``__init__`` sets 19 fields one by one through
 #: ``object.__setattr__`` (~4 us; at 100 Hz, ~1% of a sample's cost). A sample is made by
-#: filling a new object's ``__dict__`` at once instead, where that gives the same object:
+#: giving a new object its ``__dict__`` at once instead, where that gives the same object:
 #: no ``__post_init__`` to run, no ``__slots__``, and every field given by :meth:`make`
 #: (tests/sampler check the result equals ``Sample(**fields)``).
 _MADE = (
@@ -45,7 +45,7 @@ def _sample(fields: dict[str, Any]) -> Sample:
     if not _FILL_DICT:
         return Sample(**fields)
     sample = object.__new__(Sample)
-    sample.__dict__.update(fields)
+    object.__setattr__(sample, "__dict__", fields)  # the dict itself: made for this sample
     return sample
 
 
@@ -105,7 +105,11 @@ class SampleMaker:
     ) -> Sample:
         """The sample of readings taken at ``now`` (the clock), ``t`` seconds into the run."""
         pids = tree.pids
-        proc_cpu, share = self._tree_cpu(now, tree)
+        start = self._span_start
+        if start is None or now - start[0] >= self._span_seconds:
+            proc_cpu, share = self._tree_cpu(now, tree)
+        else:  # inside a span (at 100 Hz, 9 samples in 10): the last figures, carried
+            proc_cpu, share = self._cpu
         disk_read = disk_write = net_sent = net_recv = None
         if host.io_read:
             prev_io, self._prev_io = self._prev_io, (now, host)
@@ -117,25 +121,25 @@ class SampleMaker:
                 net_recv = _rate(ph.net_recv_bytes, host.net_recv_bytes, dt)
         alive = bool(pids)
         return _sample(
-            dict(
-                t_seconds=t,
-                cpu_percent=host.cpu_percent,
-                cpu_per_core_percent=host.cpu_per_core_percent,
-                memory_used_bytes=host.memory_used_bytes,
-                memory_available_bytes=host.memory_available_bytes,
-                swap_used_bytes=host.swap_used_bytes,
-                disk_read_bytes_per_second=disk_read,
-                disk_write_bytes_per_second=disk_write,
-                net_sent_bytes_per_second=net_sent,
-                net_recv_bytes_per_second=net_recv,
-                process_cpu_percent=proc_cpu if alive else None,
-                process_cpu_share_percent=share if alive else None,
-                process_count=len(pids),
-                process_threads=tree.threads if alive else None,
-                process_rss_bytes=tree.rss_bytes if alive else None,
-                process_uss_bytes=tree.uss_bytes,
-                process_pss_bytes=tree.pss_bytes,
-                gpus=gpus,
-                tf_memory=tf_memory or {},
-            )
+            {
+                "t_seconds": t,
+                "cpu_percent": host.cpu_percent,
+                "cpu_per_core_percent": host.cpu_per_core_percent,
+                "memory_used_bytes": host.memory_used_bytes,
+                "memory_available_bytes": host.memory_available_bytes,
+                "swap_used_bytes": host.swap_used_bytes,
+                "disk_read_bytes_per_second": disk_read,
+                "disk_write_bytes_per_second": disk_write,
+                "net_sent_bytes_per_second": net_sent,
+                "net_recv_bytes_per_second": net_recv,
+                "process_cpu_percent": proc_cpu if alive else None,
+                "process_cpu_share_percent": share if alive else None,
+                "process_count": len(pids),
+                "process_threads": tree.threads if alive else None,
+                "process_rss_bytes": tree.rss_bytes if alive else None,
+                "process_uss_bytes": tree.uss_bytes,
+                "process_pss_bytes": tree.pss_bytes,
+                "gpus": gpus,
+                "tf_memory": tf_memory or {},
+            }
         )
