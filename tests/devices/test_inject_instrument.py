@@ -65,6 +65,30 @@ for x in ds:
     train_step(x)
 """
 
+PYTHON_LOOP = """
+import time
+import numpy as np
+import tensorflow as tf
+
+def batches():  # a plain Python generator: no tf.data iterator to time
+    for _ in range(40):
+        time.sleep(0.03)
+        yield np.ones((16, 8), "float32")
+
+w = tf.Variable(tf.ones((8, 1)))
+
+@tf.function
+def train_step(x):
+    w.assign_sub(0.01 * tf.reduce_mean(tf.matmul(x, w)) * tf.ones((8, 1)))
+
+seen = 0
+for x in batches():
+    train_step(x)
+    time.sleep(0.01)  # the loop's own Python (logging): not input
+    seen += 1
+print("steps", seen)
+"""
+
 
 def _run(tmp_path: Path, python: str, script: str, *options: str) -> tuple[Record, str]:
     pytest.importorskip("tensorflow")
@@ -131,6 +155,22 @@ def test_custom_loop_steps_with_tf_data_wait(tmp_path: Path, python: str) -> Non
     assert len(loop) == 40
     assert run_facts(record).input_wait_fraction > 0.5  # the serial py_function sleeps 20 ms
     assert "training loop" in _names(record)
+
+
+def test_custom_loop_over_a_python_generator_times_its_input_in_the_window(
+    tmp_path: Path, python: str
+) -> None:
+    record, _ = _run(tmp_path, python, PYTHON_LOOP)
+    loop = [s for s in record.steps if s.get("kind") == "loop"]
+    assert len(loop) == 40
+    timed = [s for s in loop if s.get("input_wait_seconds") is not None]
+    assert [s["step"] for s in timed] == list(range(5, 25))  # the default window
+    # each gap: 30 ms in the generator (input) and 10 ms of the loop's own sleep (not input)
+    for s in timed:
+        assert 0.028 <= s["input_wait_seconds"] <= min(0.06, s["duration_seconds"])
+    fraction = run_facts(record).input_wait_fraction
+    assert fraction is not None and 0.5 < fraction < 0.85
+    assert record.findings[0]["rule"] == "input_bound"
 
 
 def test_no_instrument_leaves_the_child_alone(tmp_path: Path, python: str) -> None:

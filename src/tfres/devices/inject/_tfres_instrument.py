@@ -13,7 +13,9 @@ as the program imports them, wraps (never replaces) a few TensorFlow/Keras entry
   for custom loops each call of the hottest ``tf.function``;
 - input wait: in Keras, a profiler window of :data:`DEFAULT_WINDOW` steps (or ``--profile``)
   read by :mod:`_tfres_xplane` (``IteratorGetNext`` time inside each step); in custom loops,
-  the time in ``next()`` of tf.data iterators between two calls of the hot function.
+  the time in ``next()`` of tf.data iterators between two calls of the hot function, or, for
+  Python data, the time in generators and ``__next__``/``__getitem__`` in the gaps of the
+  window (:mod:`_tfres_pyinput`).
 
 Everything here is guarded: a failure becomes a ``note`` event and the program runs on.
 """
@@ -26,6 +28,8 @@ import sys
 import tempfile
 import threading
 import time
+
+from _tfres_pyinput import GapTimer
 
 EVENTS_ENV = "TFRES_EVENTS_FILE"
 STEPS_ENV = "TFRES_STEPS_FILE"
@@ -248,12 +252,13 @@ def _patch_tf_function(tf):
         if getattr(_IN_KERAS, "depth", 0) or threading.current_thread() is not _MAIN:
             return original(self, *args, **kwargs)
         start = _clock()
+        python_wait = _GAP.stop()  # Python input since the previous call, where it was timed
         wait, INSTRUMENT.iterator_wait = INSTRUMENT.iterator_wait, 0.0
         try:
             return original(self, *args, **kwargs)
         finally:
             try:
-                _loop_call(self, start, _clock(), wait)
+                _loop_call(self, start, _clock(), wait if wait > 0 else python_wait)
             except Exception as err:
                 INSTRUMENT.failed("timing a tf.function", err)
 
@@ -261,17 +266,34 @@ def _patch_tf_function(tf):
 
 
 def _loop_call(fn, start, end, wait):
+    """One call of a tf.function; ``wait``: the input seconds before it (tf.data iterators
+    read, or Python input timed by the gap timer), None where nothing timed it."""
     stats = INSTRUMENT.loops.get(id(fn))
     if stats is None:
         stats = INSTRUMENT.loops[id(fn)] = _LoopStats(getattr(fn, "__name__", "tf.function"))
     stats.calls += 1
     # a step runs from the end of the previous call to the end of this one
-    begin = stats.last_end if stats.last_end is not None else start - wait
+    begin = stats.last_end if stats.last_end is not None else start - (wait or 0.0)
     if stats.first_start is None:
         stats.first_start = begin
     if len(stats.steps) < _MAX_LOOP_STEPS:
         stats.steps.append((begin, end - begin, wait))
     stats.last_end = end
+    _time_python_input(stats, end - begin)
+
+
+def _time_python_input(stats, step_seconds):
+    """Time the Python input before the next call when it falls in the window (steps A..B,
+    counted from 0 like Keras's): only there does the profile hook run, and only in the gap;
+    a gap 20 times longer than this step (the loop ended) is not measured."""
+    first, last = INSTRUMENT.window or DEFAULT_WINDOW
+    if INSTRUMENT.keras_steps or not first <= stats.calls <= last:
+        return
+    if not _GAP.start(limit_seconds=max(2.0, 20 * step_seconds)) and not _GAP.available:
+        INSTRUMENT.note(
+            "the program runs its own Python profiler (sys.setprofile): the Python input of "
+            "custom loops was not timed"
+        )
 
 
 def _patch_iterator():
@@ -296,16 +318,16 @@ def _write_loop_steps():
     hot = max(INSTRUMENT.loops.values(), key=lambda s: s.calls)
     if hot.calls < HOT_CALLS:
         return
-    measured = any(w > 0 for _, _, w in hot.steps)
+    measured = any(w is not None for _, _, w in hot.steps)
     for i, (begin, duration, wait) in enumerate(hot.steps):
-        INSTRUMENT.step("loop", i, None, begin, duration, input_wait=wait if measured else None)
+        INSTRUMENT.step("loop", i, None, begin, duration, input_wait=wait)
     INSTRUMENT.phase("first step", hot.steps[0][0], hot.steps[0][0] + hot.steps[0][1])
     INSTRUMENT.phase("training loop", hot.first_start, hot.last_end, function=hot.name)
     INSTRUMENT.last_work_end = max(INSTRUMENT.last_work_end or 0, hot.last_end)
     if not measured:
         INSTRUMENT.note(
-            "custom loop %s: no tf.data iterator was read between its calls, so "
-            "input wait was not measured (Python iterators are not timed)" % hot.name
+            "custom loop %s: its input wait was not measured (no tf.data iterator was read "
+            "between its calls, and no gap in the window was timed)" % hot.name
         )
 
 
@@ -346,6 +368,7 @@ def _why_no_steps():
 
 _MAIN = threading.main_thread()
 INSTRUMENT = Instrument()
+_GAP = GapTimer(_clock)
 
 
 def install():
