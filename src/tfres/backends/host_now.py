@@ -129,8 +129,13 @@ class HostReader:
             d_busy, d_total = max(0.0, b1 - b0), t1 - t0
             busy_sum += d_busy
             total_sum += max(0.0, d_total)
-            per_core.append(round(min(100.0, 100.0 * d_busy / d_total), 1) if d_total > 0 else 0.0)
-        total = round(min(100.0, 100.0 * busy_sum / total_sum), 1) if total_sum > 0 else None
+            # to 0.1: int(10x + 0.5) / 10, not round(x, 1), which formats a string and back
+            per_core.append(
+                int(min(1000.0, 1000.0 * d_busy / d_total) + 0.5) / 10 if d_total > 0 else 0.0
+            )
+        total = (
+            int(min(1000.0, 1000.0 * busy_sum / total_sum) + 0.5) / 10 if total_sum > 0 else None
+        )
         return total, tuple(per_core)
 
     def read(self) -> HostReading:

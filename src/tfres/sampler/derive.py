@@ -53,7 +53,7 @@ def _rate(before: int | None, after: int | None, seconds: float) -> float | None
     """Bytes per second between two cumulative counters (None when either is unknown)."""
     if before is None or after is None:
         return None
-    return round(max(0.0, (after - before) / seconds), 1)
+    return int(max(0.0, (after - before) / seconds) * 10 + 0.5) / 10  # round(x, 1), cheaper
 
 
 class SampleMaker:
@@ -86,11 +86,12 @@ class SampleMaker:
         if seconds < self._span_seconds or seconds <= 0:
             return self._cpu
         self._span_start = (now, tree.cpu_seconds)
-        percent = round(max(0.0, (tree.cpu_seconds - start[1]) / seconds * 100.0), 2)
+        # to 0.01 with int(): round(x, 2) formats the float to a string and back
+        percent = int(max(0.0, (tree.cpu_seconds - start[1]) / seconds * 10000.0) + 0.5) / 100
         share = None
         cores = self.cpu_cores
         if cores is not None and cores[0] > 0:
-            share = round(min(100.0, percent / cores[0]), 2)
+            share = int(min(10000.0, percent * 100.0 / cores[0]) + 0.5) / 100
         self._cpu = (percent, share)
         return self._cpu
 
