@@ -58,8 +58,8 @@ if TRUTH:
     cached = tf.data.Dataset.from_tensors(next(iter(dataset()))).repeat()
     full, compute = [], []
     for _ in range(3):
-        full.append(train(dataset(), 15, SKIP_STEPS))
-        compute.append(train(cached, 15, SKIP_STEPS))
+        full.append(train(dataset(), 25, SKIP_STEPS))
+        compute.append(train(cached, 25, SKIP_STEPS))
     f, c = statistics.median(full), statistics.median(compute)
     report(
         truth_full_seconds=f,
