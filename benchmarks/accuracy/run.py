@@ -65,7 +65,12 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "checkpoint_every_batch": ("checkpoint saves", ("phase_share:Model and checkpoint",), ()),
     "memory_keeps_outputs": ("memory growth", ("memory_growth",), ("--memory-budget", "4GiB")),
 }
-AB_SCRIPTS = ("input_slow_generator", "compute_dense")
+#: the throughput scripts the cost is measured on, per set (--ab-scripts overrides)
+AB_SCRIPTS = {
+    "scripts": ("input_slow_generator", "compute_dense"),
+    "tuning": ("tune_generator", "tune_compute"),
+    "heldout": ("input_custom_loop_py_function", "compute_mlp_numpy", "input_generator_tokenize"),
+}
 
 
 def _env(out: Path) -> dict[str, str]:
@@ -160,6 +165,8 @@ def main() -> int:
     parser.add_argument("--set", choices=("scripts", "tuning", "heldout"), default="scripts")
     parser.add_argument("--only", default=None, help="comma-separated script names")
     parser.add_argument("--ab", type=int, default=0, help="interleaved A/B pairs for the cost")
+    parser.add_argument("--ab-scripts", default=None, help="comma-separated: the cost's scripts")
+    parser.add_argument("--skip-checks", action="store_true", help="only the cost (with --ab)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     scripts = sorted((HERE / args.set).glob("*.py"))
@@ -167,7 +174,7 @@ def main() -> int:
         scripts = [s for s in scripts if s.stem in args.only.split(",")]
     results: dict = {"checks": [], "costs": []}
     with tempfile.TemporaryDirectory(prefix="tfres-accuracy-") as tmp:
-        for script in scripts:
+        for script in [] if args.skip_checks else scripts:
             row = check(script, Path(tmp))
             results["checks"].append(row)
             err = row["error_points"]
@@ -178,7 +185,8 @@ def main() -> int:
                 f"{_p(row['input_wait_measured'])}" + ("" if err is None else f" ({err:+.1f} pts)"),
                 flush=True,
             )
-        for name in AB_SCRIPTS if args.ab else ():
+        ab = args.ab_scripts.split(",") if args.ab_scripts else AB_SCRIPTS[args.set]
+        for name in ab if args.ab else ():
             path = HERE / args.set / f"{name}.py"
             if path.exists():
                 row = cost(path, args.ab, Path(tmp))
