@@ -43,9 +43,7 @@ def _imported(node: ast.AST, module: str, is_package: bool, known: set[str]) -> 
         source = ".".join(base + ([node.module] if node.module else []))
     else:
         source = node.module or ""
-    return [
-        f"{source}.{a.name}" if f"{source}.{a.name}" in known else source for a in node.names
-    ]
+    return [f"{source}.{a.name}" if f"{source}.{a.name}" in known else source for a in node.names]
 
 
 def import_graph() -> dict[str, set[str]]:

@@ -1,4 +1,4 @@
-"""tfres.machine.doctor: every check, on the real machine and on fingerprints that describe others."""
+"""tfres.machine.doctor: every check, on the real machine and on fingerprints of others."""
 
 from __future__ import annotations
 

@@ -173,8 +173,7 @@ def test_tfres_steps_is_reachable_from_the_package_without_tensorflow(python: st
     import subprocess
 
     code = (
-        "import sys, tfres; assert callable(tfres.steps.timed); "
-        "print('tensorflow' in sys.modules)"
+        "import sys, tfres; assert callable(tfres.steps.timed); print('tensorflow' in sys.modules)"
     )
     out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -48,7 +48,6 @@ def mlflow_uri(args: argparse.Namespace) -> str | None:
     return tracking_uri(args.mlflow)
 
 
-
 def make_sink(args: argparse.Namespace) -> Any:
     """The live MLflow sink of ``tfres run --mlflow`` (None without the option).
 
