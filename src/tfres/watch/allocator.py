@@ -25,7 +25,9 @@ import json
 import logging
 import os
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any
+
+from tfres.watch.jsonl import JsonLinesTail
 
 __all__ = ["AllocatorFollower", "NO_INSTRUMENT_NOTE"]
 
@@ -51,8 +53,7 @@ class AllocatorFollower:
     def __init__(self, path: str | os.PathLike[str], *, note: Callable[[str], None]) -> None:
         self.path = os.fspath(path)
         self._note = note
-        self._fh: TextIO | None = None
-        self._partial = ""
+        self._tail = JsonLinesTail(path)
         self._latest: dict[str, dict[str, int]] | None = None
         #: the process whose allocator is followed (the first to report)
         self.pid: int | None = None
@@ -68,23 +69,18 @@ class AllocatorFollower:
             return None
         return {dev: dict(m) for dev, m in self._latest.items()}
 
-    def _new_lines(self) -> list[str]:
-        if self._fh is None:
-            try:
-                self._fh = open(self.path, encoding="utf-8")  # kept open: read on as it grows
-            except OSError:
-                return []
-        text = self._partial + self._fh.read()
-        lines = text.split("\n")
-        self._partial = lines.pop()  # "" after a complete last line
-        return lines
+    def _new_lines(self) -> list[bytes]:
+        try:
+            return self._tail.new_lines()
+        except OSError:  # not written yet
+            return []
 
-    def _take(self, line: str) -> None:
-        if '"allocator"' not in line:  # phases and notes: read_events_file's
+    def _take(self, line: bytes) -> None:
+        if b'"allocator"' not in line:  # phases and notes: read_events_file's
             return
         try:
             raw = json.loads(line)
-        except json.JSONDecodeError:
+        except ValueError:  # a damaged line (or not UTF-8)
             return
         if not isinstance(raw, dict) or raw.get("event") != "allocator":
             return
@@ -106,9 +102,7 @@ class AllocatorFollower:
         self.readings += 1
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        self._tail.close()
 
 
 def _devices(value: Any) -> dict[str, dict[str, int]] | None:

@@ -22,8 +22,9 @@ import logging
 import os
 import threading
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
+
+from tfres.watch.jsonl import JsonLinesTail
 
 __all__ = ["STEP_BUCKETS_SECONDS", "StepHistograms"]
 
@@ -76,14 +77,15 @@ class StepHistograms:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._hist = {key: _Histogram() for _, _, key in _HISTOGRAMS}
-        self._path: Path | None = None
-        self._offset = 0
+        self._tail: JsonLinesTail | None = None
         self._steps: Sequence[dict[str, Any]] | None = None
         self._seen = 0
 
     def follow_file(self, path: str | os.PathLike[str]) -> None:
         """Read the steps appended to ``path`` (a ``$TFRES_STEPS_FILE``) from now on."""
-        self._path, self._offset = Path(path), 0
+        if self._tail is not None:
+            self._tail.close()
+        self._tail = JsonLinesTail(path)
 
     def follow(self, steps: Sequence[dict[str, Any]]) -> None:
         """Read the steps appended to ``steps`` (a monitor's ``record.steps``)."""
@@ -102,25 +104,21 @@ class StepHistograms:
             self._seen += len(new)
             for step in new:
                 self.observe(step)
-        if self._path is not None:
+        if self._tail is not None:
             for step in self._new_lines():
                 self.observe(step)
 
     def _new_lines(self) -> Iterator[dict[str, Any]]:
-        assert self._path is not None
+        assert self._tail is not None
         try:
-            with open(self._path, "rb") as fh:
-                fh.seek(self._offset)
-                chunk = fh.read()
+            lines = self._tail.new_lines()
         except FileNotFoundError:
             return
         except OSError as err:
-            log.warning("tfres: cannot read the steps file %s: %s", self._path, err)
-            self._path = None
+            log.warning("tfres: cannot read the steps file %s: %s", self._tail.path, err)
+            self._tail = None
             return
-        end = chunk.rfind(b"\n") + 1  # a line still being written waits for the next scrape
-        self._offset += end
-        for line in chunk[:end].splitlines():
+        for line in lines:
             try:
                 step = json.loads(line)
             except ValueError:
