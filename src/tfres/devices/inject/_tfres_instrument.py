@@ -289,7 +289,7 @@ def _time_python_input(stats, step_seconds):
     first, last = INSTRUMENT.window or DEFAULT_WINDOW
     if INSTRUMENT.keras_steps or not first <= stats.calls <= last:
         return
-    if not _GAP.start(limit_seconds=max(2.0, 20 * step_seconds)) and not _GAP.available:
+    if not _GAP.start(limit_seconds=max(2.0, 20 * step_seconds)):  # a profiler of its own
         INSTRUMENT.note(
             "the program runs its own Python profiler (sys.setprofile): the Python input of "
             "custom loops was not timed"
