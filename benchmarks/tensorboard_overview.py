@@ -73,12 +73,18 @@ print(json.dumps({
 
 
 def overview(xprof_python: str, folder: Path) -> dict:
-    out = subprocess.run(
-        [xprof_python, "-c", _CONVERT, str(folder)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    try:
+        out = subprocess.run(
+            [xprof_python, "-c", _CONVERT, str(folder)], capture_output=True, text=True
+        )
+    except OSError as err:
+        raise SystemExit(f"--xprof-python {xprof_python!r} cannot run: {err}") from None
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        raise SystemExit(
+            f"--xprof-python {xprof_python!r} could not convert {folder} ({last}); "
+            "it needs xprof: python3 -m venv /tmp/xprof && /tmp/xprof/bin/pip install xprof"
+        )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
