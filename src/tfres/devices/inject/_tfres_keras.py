@@ -8,7 +8,8 @@ list, ``async_safe`` so Keras keeps its asynchronous dispatch): a step runs from
 ``tf.profiler.experimental.Trace("train", step_num=N, _r=1)``: the marker TensorBoard's
 overview page needs, which Keras 3 does not write. ``Model.save``/``save_weights`` become
 phases. With ``$TFRES_CHECKPOINT`` set, SIGUSR1 during ``fit`` stops at the next batch,
-saves the model there and exits with status 0.
+saves the model there and exits with status 0 (through ``os._exit``, see
+:func:`_exit_now`).
 """
 
 import os
@@ -128,8 +129,33 @@ def _save_and_exit(model):
         core.INSTRUMENT.note("stopped at a batch boundary on SIGUSR1 and saved %s" % path)
     except Exception as err:
         core.INSTRUMENT.failed("saving the checkpoint to %s" % path, err)
-        raise SystemExit(1) from err
-    raise SystemExit(0)
+        _exit_now(1)
+    _exit_now(0)
+
+
+def _exit_now(status):
+    """Exit as ``sys.exit`` would, less the interpreter's teardown.
+
+    The program's ``atexit`` handlers (tfres's record among them) run and the streams are
+    flushed; then ``os._exit``. Unwinding or tearing down a fit fed by ``from_generator`` can
+    hang for good: the iterator's destructor, on the main thread with the GIL, waits for its
+    prefetch thread, which waits for the GIL (1 stop in 3 to 8 here). Garbage collection is
+    off meanwhile, so no cycle holding that iterator is freed by the handlers either. The
+    program's own ``finally`` blocks after ``fit`` do not run; the docs say so.
+    """
+    import atexit
+    import gc
+
+    gc.disable()
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(status)
 
 
 def _callback_class(keras, inst):
