@@ -73,9 +73,7 @@ def main() -> int:
     print("| --- | ---: | ---: | ---: | ---: |")
     for name, values in times.items():
         med = statistics.median(values)
-        print(
-            f"| {name} | {med:.3f} | {min(values):.3f} | {max(values):.3f} | {med / base:.2f}x |"
-        )
+        print(f"| {name} | {med:.3f} | {min(values):.3f} | {max(values):.3f} | {med / base:.2f}x |")
     return 0
 
 
