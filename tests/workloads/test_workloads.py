@@ -9,7 +9,14 @@ import pytest
 from tfres.sampler.sampler import Sampler
 from tfres.timeline import GpuSample, Sample
 from tfres.workloads import RESULT_KEYS, WORKLOADS, Workload, WorkloadContext, make_result, variant
-from tfres.workloads._context import Span, complete_results, covering_samples, error_text
+from tfres.workloads._context import (
+    Span,
+    complete_results,
+    covering_samples,
+    error_text,
+    failure_text,
+    tf_failures,
+)
 
 
 def test_registry_names_match_and_describe_themselves() -> None:
@@ -113,3 +120,16 @@ def test_error_text_is_one_short_line() -> None:
     err = RuntimeError("first line\nsecond line " + "x" * 500)
     assert error_text(err) == "RuntimeError: first line"
     assert len(error_text(RuntimeError("y" * 1000))) < 320
+
+
+def test_tf_failures_name_out_of_memory_and_let_bugs_raise() -> None:
+    tf = pytest.importorskip("tensorflow")
+    oom = tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor")
+    assert isinstance(oom, tf_failures(tf))
+    assert failure_text(tf, oom, " at n=8192") == (
+        "out of memory at n=8192: ResourceExhaustedError: OOM when allocating tensor"
+    )
+    assert failure_text(tf, MemoryError()) == "out of memory: MemoryError"
+    shape = tf.errors.InvalidArgumentError(None, None, "Incompatible shapes")
+    assert failure_text(tf, shape) == "InvalidArgumentError: Incompatible shapes"
+    assert not isinstance(TypeError("a bug in tfres"), tf_failures(tf))  # not swallowed

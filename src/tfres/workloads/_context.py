@@ -31,6 +31,8 @@ __all__ = [
     "Workload",
     "WorkloadContext",
     "error_text",
+    "failure_text",
+    "tf_failures",
     "make_result",
     "median",
 ]
@@ -319,3 +321,18 @@ def error_text(err: BaseException) -> str:
     text = str(err).strip().splitlines()[0] if str(err).strip() else ""
     text = text if len(text) <= 300 else text[:297] + "..."
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def tf_failures(tf: Any) -> tuple[type[BaseException], ...]:
+    """What a TensorFlow workload reports in its result row instead of raising: TensorFlow's
+    op errors (out of memory among them), host ``MemoryError``, and the ``RuntimeError`` or
+    ``ValueError`` a device or shape the build cannot run raises."""
+    return (tf.errors.OpError, MemoryError, RuntimeError, ValueError)
+
+
+def failure_text(tf: Any, err: BaseException, at: str = "") -> str:
+    """``err`` as a result's ``error``; out of memory (device or host) says so first,
+    ``at`` naming where (``" at n=4096"``)."""
+    if isinstance(err, (tf.errors.ResourceExhaustedError, MemoryError)):
+        return f"out of memory{at}: {error_text(err)}"
+    return error_text(err)

@@ -25,7 +25,14 @@ from typing import Any
 from tfres.backends.tf import load_tensorflow
 from tfres.backends.tf_placement import on_device
 from tfres.backends.tf_runtime import memory_info, reset_memory_peak
-from tfres.workloads._context import Workload, WorkloadContext, error_text, make_result, median
+from tfres.workloads._context import (
+    Workload,
+    WorkloadContext,
+    failure_text,
+    make_result,
+    median,
+    tf_failures,
+)
 
 __all__ = ["WORKLOAD", "run"]
 
@@ -172,10 +179,8 @@ def _mode_row(
         reset_memory_peak(device)
         try:
             times, wait_fraction, count = _timed(ds, train_step, int(p["repeats"]))
-        except (tf.errors.ResourceExhaustedError, MemoryError) as err:
-            error = f"out of memory: {error_text(err)}"
-        except (tf.errors.OpError, RuntimeError, ValueError) as err:
-            error = error_text(err)
+        except tf_failures(tf) as err:
+            error = failure_text(tf, err)
         mem = memory_info(device)
     seconds = median(times)
     return make_result(

@@ -15,7 +15,14 @@ from typing import Any
 from tfres.backends.tf import load_tensorflow
 from tfres.backends.tf_placement import on_device
 from tfres.backends.tf_runtime import memory_info, reset_memory_peak
-from tfres.workloads._context import Workload, WorkloadContext, error_text, make_result, median
+from tfres.workloads._context import (
+    Workload,
+    WorkloadContext,
+    failure_text,
+    make_result,
+    median,
+    tf_failures,
+)
 
 __all__ = ["WORKLOAD", "run"]
 
@@ -91,10 +98,8 @@ def _one_size(
         error = None
         try:
             _time_matmul(tf, device, a, b, repeats, transfer, compute)
-        except (tf.errors.ResourceExhaustedError, MemoryError) as err:
-            error = f"out of memory at n={n}: {error_text(err)}"
-        except (tf.errors.OpError, RuntimeError, ValueError) as err:
-            error = error_text(err)
+        except tf_failures(tf) as err:
+            error = failure_text(tf, err, f" at n={n}")
         mem = memory_info(device)
     flops = 2.0 * n**3
     seconds = median(compute)

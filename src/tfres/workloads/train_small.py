@@ -20,9 +20,10 @@ from tfres.workloads._context import (
     Workload,
     WorkloadContext,
     epoch_timer,
-    error_text,
+    failure_text,
     make_result,
     median,
+    tf_failures,
 )
 
 __all__ = ["WORKLOAD", "run"]
@@ -139,10 +140,8 @@ def _one_loop(
                     times, final_loss = _fit_epochs(keras, x, y, p, ctx.seed)
                 else:
                     times, final_loss = _tape_epochs(tf, keras, x, y, p, ctx.seed)
-        except (tf.errors.ResourceExhaustedError, MemoryError) as err:
-            error = f"out of memory: {error_text(err)}"
-        except (tf.errors.OpError, RuntimeError, ValueError) as err:
-            error = error_text(err)
+        except tf_failures(tf) as err:
+            error = failure_text(tf, err)
         mem = memory_info(device)
     seconds = median(times)
     return make_result(
