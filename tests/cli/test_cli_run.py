@@ -383,7 +383,13 @@ def test_a_signal_before_the_command_starts_is_held_for_it(python):
 
 def test_the_budget_asks_for_a_checkpoint_with_sigusr1(store_path, tmp_path, python):
     """--checkpoint: the command gets TFRES_CHECKPOINT and, before the budget, SIGUSR1 (the
-    "stop at the next batch and save" request that tfres's Keras hook answers)."""
+    "stop at the next batch and save" request that tfres's Keras hook answers).
+
+    The child grows by 1 MiB every 20 ms (at most 50 MiB/s), so the 90% reading that asks
+    comes well before the reading that would stop it (the budget within 1.5 readings). At
+    1 MiB every 5 ms, ~200 MiB/s on a fast CPU, both could fall on the same reading: tfres
+    then rightly sends SIGTERM, as a tree that would pass the budget before it could save.
+    """
     ckpt = tmp_path / "ckpt.keras"
     child = (
         "import os, pathlib, signal, sys, time\n"
@@ -391,7 +397,7 @@ def test_the_budget_asks_for_a_checkpoint_with_sigusr1(store_path, tmp_path, pyt
         "signal.signal(signal.SIGUSR1, lambda n, f: asked.append(n))\n"
         "hog = []\n"
         "while not asked:\n"
-        "    hog.append(b'x' * 2**20); time.sleep(0.005)\n"
+        "    hog.append(b'x' * 2**20); time.sleep(0.02)\n"
         "pathlib.Path(os.environ['TFRES_CHECKPOINT']).write_text('saved')\n"
     )
     out = tfres(

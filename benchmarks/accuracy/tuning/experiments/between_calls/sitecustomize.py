@@ -12,12 +12,20 @@ batch begin and around each call. From step 5 on, per step, the part outside Ten
 call (Keras's loop and callbacks, where the main thread holds the GIL) is split into
 on-CPU, waiting for a core and asleep (the GIL, or anything else). One line per ``fit`` on
 stderr, medians in ms.
+
+``SWITCH_INTERVAL=S`` sets ``sys.setswitchinterval(S)`` first (Python's default is 0.005 s):
+how long a thread holding the GIL keeps it once another thread asks for it. Time that
+grows and shrinks with it is time spent waiting for the GIL.
 """
 
 import builtins
+import os
 import statistics
 import sys
 import time
+
+if os.environ.get("SWITCH_INTERVAL"):
+    sys.setswitchinterval(float(os.environ["SWITCH_INTERVAL"]))
 
 
 def _schedstat():
@@ -67,7 +75,8 @@ def _callback():
                     statistics.median(r[j] for r in rows) * 1e3 for j in range(6)
                 )
                 sys.stderr.write(
-                    f"steps={len(rows)} step={step:.2f} in_call={in_call:.2f} outside: "
+                    f"switch={sys.getswitchinterval()} steps={len(rows)} step={step:.2f} "
+                    f"in_call={in_call:.2f} outside: "
                     f"wall={wall:.2f} cpu={cpu:.2f} run_queue={queue:.2f} asleep={asleep:.2f} ms\n"
                 )
 
