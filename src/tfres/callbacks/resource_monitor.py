@@ -47,7 +47,8 @@ class ResourceMonitor(keras.callbacks.Callback):
       record stays bounded; ``record.extra["steps_stride"]`` says how many were skipped.
     - Input wait is measured as ``tfres run`` measures it (docs/instrumentation.md): a
       TensorFlow profiler window over the steps ``input_wait_window`` (default 5-24, None: off)
-      and the time each step's graph waits in ``IteratorGetNext``; those steps get
+      and the time each step waits for tf.data (blocked in ``IteratorGetNext``, or for the
+      GIL while the pipeline's Python runs); those steps get
       ``input_wait_seconds`` at train end. Under ``tfres run`` the start-up hook does it.
 
         cb = tfres.callbacks.ResourceMonitor(label="mnist")

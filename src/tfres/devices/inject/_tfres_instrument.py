@@ -12,7 +12,8 @@ as the program imports them, wraps (never replaces) a few TensorFlow/Keras entry
   (one execution of ``steps_per_execution`` batches) from one batch-begin to the next, and
   for custom loops each call of the hottest ``tf.function``;
 - input wait: in Keras, a profiler window of :data:`DEFAULT_WINDOW` steps (or ``--profile``)
-  read by :mod:`_tfres_xplane` (``IteratorGetNext`` time inside each step); in custom loops,
+  read by :mod:`_tfres_xplane` (``IteratorGetNext`` time inside each step, and the GIL wait
+  while the pipeline's Python runs); in custom loops,
   the time in ``next()`` of tf.data iterators between two calls of the hot function, or, for
   Python data, the time in generators and ``__next__``/``__getitem__`` in the gaps of the
   window (:mod:`_tfres_pyinput`).

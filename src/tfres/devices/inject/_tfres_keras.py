@@ -351,7 +351,10 @@ def _read_profile(inst, logdir, user, window):
         "event": "profile",
         "window": list(window),
         "user": user,
-        "method": "profiler trace: IteratorGetNext time inside each step marker",
+        "method": (
+            "profiler trace: IteratorGetNext time inside each step marker, and the step's "
+            "time outside its function while the pipeline's Python holds the GIL"
+        ),
         "summary": xplane.summary(steps),
         "steps": [
             {k: (round(v, 9) if isinstance(v, float) else v) for k, v in s.items()} for s in steps

@@ -7,7 +7,12 @@ the ``xplane_pb2`` that ships inside the TensorFlow wheel. A step is a host Trac
 looks for; the hook writes one around each Keras step of the window). Inside a step:
 
 - input: the time of ``IteratorGetNext*Op::DoCompute`` events (the step's graph waits in
-  that op until tf.data has its next element), clipped to the step;
+  that op until tf.data has its next element), clipped to the step; plus the step's time
+  outside its function and outside that op while the pipeline runs Python (a ``PyFunc``,
+  ``EagerPyFunc`` or ``PyFuncStateless`` on a ``tf_data`` thread: ``from_generator``, a
+  Keras generator or ``PyDataset``, a ``py_function`` map). That Python holds the GIL, which
+  the step's own Python (the function call, Keras's loop) needs: there the step waits for
+  its input as surely as in ``IteratorGetNext``, and the trace records no op for it;
 - compute: the time of ``EagerLocalExecute*`` events on the step's thread (the step's
   function running) less the input inside them;
 - other: the rest of the step (Python, callbacks, the loop itself).
@@ -38,6 +43,39 @@ def _overlap(spans, start, end):
         if hi > lo:
             total += hi - lo
     return total
+
+
+def _merged(spans):
+    """``spans`` sorted and merged where they overlap."""
+    out = []
+    for s, e in sorted(spans):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [tuple(span) for span in out]
+
+
+def _gaps(busy, start, end):
+    """The parts of ``start``-``end`` that the merged ``busy`` spans leave free."""
+    out, at = [], start
+    for s, e in busy:
+        if e <= at or s >= end:
+            continue
+        if s > at:
+            out.append((at, s))
+        at = max(at, e)
+    if at < end:
+        out.append((at, end))
+    return out
+
+
+#: the ops that run Python inside a graph: in a tf.data thread, the input pipeline's Python
+_PY_FUNC_OPS = ("PyFunc", "EagerPyFunc", "PyFuncStateless")
+
+
+def _is_pipeline_python(name, line_name):
+    return line_name.startswith("tf_data") and name.rsplit(":", 1)[-1] in _PY_FUNC_OPS
 
 
 def _events(plane):
@@ -71,7 +109,8 @@ def step_breakdown(path):
     for plane in space.planes:
         if not plane.name.startswith("/host:"):
             continue
-        markers, inputs, executes = [], [], {}
+        markers, inputs, executes, python = [], [], {}, []
+        line_names = {line.id: line.name for line in plane.lines}
         for name, ev, stat_names, start, end, line_id in _events(plane):
             if name in _STEP_NAMES:
                 num = _step_num(ev, stat_names)
@@ -81,18 +120,28 @@ def step_breakdown(path):
                 inputs.append((start, end))
             elif name.startswith("EagerLocalExecute"):
                 executes.setdefault(line_id, []).append((start, end))
+            elif _is_pipeline_python(name, line_names.get(line_id, "")):
+                python.append((start, end))
+        python = _merged(python)
         for start, end, name, num, line_id in sorted(markers):
             duration = end - start
-            wait = min(duration, _overlap(inputs, start, end))
+            blocked = _merged(
+                [(max(s, start), min(e, end)) for s, e in inputs if e > start and s < end]
+            )
             ran = min(duration, _overlap(executes.get(line_id, []), start, end))
+            busy = _merged(executes.get(line_id, []) + blocked)
+            # outside the function and the wait, while the pipeline's Python holds the GIL
+            gaps = _gaps(busy, start, end)
+            gil = sum(_overlap(python, s, e) for s, e in gaps)
+            waited = sum(e - s for s, e in blocked)
             steps.append(
                 {
                     "kind": {"train": "fit", "test": "evaluate"}.get(name, name),
                     "step": num,
                     "duration_seconds": duration / 1e12,
-                    "input_seconds": wait / 1e12,
-                    "compute_seconds": max(0, ran - wait) / 1e12,
-                    "other_seconds": max(0, duration - max(ran, wait)) / 1e12,
+                    "input_seconds": min(duration, waited + gil) / 1e12,
+                    "compute_seconds": max(0, ran - waited) / 1e12,
+                    "other_seconds": max(0, sum(e - s for s, e in gaps) - gil) / 1e12,
                 }
             )
     return steps

@@ -1,0 +1,110 @@
+"""The profiler-trace reader (`_tfres_xplane`) on hand-built traces: which time of a step is
+input, compute or other. Each trace is one host plane with the lines TensorFlow writes: the
+Python thread (step marker, the function's `EagerLocalExecute`), tf.data's threads
+(`IteratorGetNext`, the pipeline's `PyFunc`) and an executor thread."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tfres.devices.inject import _tfres_xplane as xplane
+
+pytest.importorskip("tensorflow")
+
+MS = 10**9  # picoseconds
+
+
+def write_trace(path: Path, lines: dict[str, list[tuple[str, float, float]]]) -> str:
+    """A host plane with one line per name; events are (name, start ms, end ms)."""
+    pb = xplane._xplane_pb2()
+    space = pb.XSpace()
+    plane = space.planes.add(name="/host:CPU")
+    step_num = plane.stat_metadata[1]
+    step_num.id, step_num.name = 1, "step_num"
+    ids: dict[str, int] = {}
+    for line_id, (line_name, events) in enumerate(lines.items(), start=1):
+        line = plane.lines.add(id=line_id, name=line_name, timestamp_ns=0)
+        for name, start_ms, end_ms in events:
+            if name not in ids:
+                ids[name] = len(ids) + 1
+                plane.event_metadata[ids[name]].id = ids[name]
+                plane.event_metadata[ids[name]].name = name
+            event = line.events.add(
+                metadata_id=ids[name],
+                offset_ps=int(start_ms * MS),
+                duration_ps=int((end_ms - start_ms) * MS),
+            )
+            if name == "train":
+                event.stats.add(metadata_id=1, int64_value=int(start_ms))
+    path.write_bytes(space.SerializeToString())
+    return str(path)
+
+
+def only_step(path: str) -> dict[str, float]:
+    (step,) = xplane.step_breakdown(path)
+    return {k: round(v * 1e3, 3) for k, v in step.items() if k.endswith("_seconds")}
+
+
+def test_blocked_in_iterator_get_next_is_input_and_the_rest_of_the_function_compute(
+    tmp_path: Path,
+) -> None:
+    trace = write_trace(
+        tmp_path / "t.xplane.pb",
+        {
+            "python": [("train", 0, 10), ("EagerLocalExecute: __inference_step", 1, 9)],
+            "tf_data_iterator_get_next": [("IteratorGetNextOp::DoCompute", 1, 5)],
+        },
+    )
+    assert only_step(trace) == {
+        "duration_seconds": 10.0,
+        "input_seconds": 4.0,
+        "compute_seconds": 4.0,
+        "other_seconds": 2.0,
+    }
+
+
+def test_the_pipelines_python_outside_the_function_is_input_too(tmp_path: Path) -> None:
+    """A generator's Python (a PyFunc on a tf.data thread) holds the GIL the step's own
+    Python needs: the step's time outside its function while it runs is input wait. Inside
+    the function (ops run without the GIL) it is not; nor is Python on other threads."""
+    trace = write_trace(
+        tmp_path / "t.xplane.pb",
+        {
+            "python": [("train", 0, 20), ("EagerLocalExecute: __inference_step", 6, 16)],
+            "tf_data_iterator_get_next": [("IteratorGetNextOp::DoCompute", 6, 10)],
+            # 0-4 in the step's Python: input; 12-14 overlaps the function: not input
+            "tf_data_private_threadpool/1": [("PyFunc:PyFunc", 0, 4), ("PyFunc:PyFunc", 12, 14)],
+            # a user's py_function in the model runs in the executor: never input
+            "tf_Compute/1": [("StatefulPartitionedCall/EagerPyFunc:EagerPyFunc", 16, 19)],
+        },
+    )
+    assert only_step(trace) == {
+        "duration_seconds": 20.0,
+        "input_seconds": 8.0,  # 4 blocked in IteratorGetNext + 4 of the pipeline's Python
+        "compute_seconds": 6.0,
+        "other_seconds": 6.0,  # 4-6 and 16-20
+    }
+
+
+def test_overlapping_pipeline_python_is_counted_once(tmp_path: Path) -> None:
+    trace = write_trace(
+        tmp_path / "t.xplane.pb",
+        {
+            "python": [("train", 0, 10), ("EagerLocalExecute: __inference_step", 8, 10)],
+            "tf_data_private_threadpool/1": [("EagerPyFunc:EagerPyFunc", 0, 5)],
+            "tf_data_private_threadpool/2": [("PyFuncStateless:PyFuncStateless", 3, 6)],
+        },
+    )
+    step = only_step(trace)
+    assert step["input_seconds"] == 6.0 and step["other_seconds"] == 2.0
+    assert step["compute_seconds"] == 2.0
+
+
+def test_a_trace_without_step_markers_has_no_steps(tmp_path: Path) -> None:
+    trace = write_trace(
+        tmp_path / "t.xplane.pb",
+        {"python": [("EagerLocalExecute: __inference_step", 0, 5)]},
+    )
+    assert xplane.step_breakdown(trace) == []
