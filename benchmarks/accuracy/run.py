@@ -47,6 +47,7 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     # the tuning set
     "tune_generator": ("input", ("input_bound",), ()),
     "tune_compute": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "tune_generator_compute": ("compute", ("cpu_bound", "compute_bound"), ()),
     "tune_startup": ("start-up", ("startup",), ()),
     # the held-out set (heldout/): written after the diagnosis was tuned, the one reported
     "input_tfrecord_jpeg": ("input", ("input_bound",), ()),
