@@ -45,12 +45,21 @@ def main():
     parser.add_argument("--only", required=True, help="comma-separated script names")
     parser.add_argument("--window", default="5:24")
     args = parser.parse_args()
+    if not Path(args.before).is_file():
+        parser.error(f"--before {args.before}: no such file; write one with git show")
+    names = args.only.split(",")
+    missing = [n for n in names if not (ACCURACY / args.set / f"{n}.py").is_file()]
+    if missing:
+        parser.error(f"--only: no {', '.join(missing)} in benchmarks/accuracy/{args.set}/")
     before = _load(args.before)
     tmp = Path(tempfile.mkdtemp(prefix="gil-input-"))
     errors = {"before": [], "after": []}
-    for name in args.only.split(","):
+    for name in names:
         script = ACCURACY / args.set / f"{name}.py"
-        truth = harness.run_script(script, tfres=None, tmp=tmp)[0]["truth_input_wait_fraction"]
+        truth = harness.run_script(script, tfres=None, tmp=tmp)[0].get("truth_input_wait_fraction")
+        if truth is None:  # a script whose cause is not the step (start-up, saves, ...)
+            print(f"{name:32s} no input-wait truth", flush=True)
+            continue
         logdir = tmp / f"profile-{name}"
         harness.run_script(
             script, tfres=["--profile", args.window, "--profile-dir", str(logdir)], tmp=tmp
