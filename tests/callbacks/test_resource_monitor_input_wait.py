@@ -1,5 +1,6 @@
-"""ResourceMonitor measures input wait the way `tfres run` does: a profiler window and the
-IteratorGetNext time inside each step (a real Keras fit on a slow generator)."""
+"""ResourceMonitor measures input wait the way `tfres run` does: a profiler window, the
+IteratorGetNext time inside each step and the step alone on a cached batch (a real Keras fit
+on a slow generator)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,10 @@ def test_window_steps_carry_measured_input_wait(monkeypatch: pytest.MonkeyPatch)
     # a 30 ms reader and a one-layer model: most of each step waits for the next batch
     assert input_wait_fraction(waited) > 0.6
     assert cb.record is not None and cb.record.steps == cb.steps
+    # step 2 lent its batch; the same train function on it, alone, after the window
+    alone = cb.record.extra["step_alone_seconds"]
+    assert 0 < alone < min(s["duration_seconds"] for s in waited)
+    assert not [n for n in cb.record.notes if "not timed" in n]
 
 
 def test_window_off_and_bad_window() -> None:

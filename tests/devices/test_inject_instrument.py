@@ -145,6 +145,46 @@ def test_generator_fit_gets_steps_input_wait_and_phases(tmp_path: Path, python: 
     assert "evaluate" in names and "after training" in names
     assert record.findings[0]["rule"] == "input_bound"
     assert record.extra["profile"]["summary"]["steps"] == 20
+    # step 4 lent its batch: the same train function, alone, timed after the fit
+    alone = record.extra["step_alone"]
+    assert alone["calls_seconds"] and 0 < alone["seconds"] <= max(alone["calls_seconds"])
+    assert alone["seconds"] == record.extra["profile"]["step_alone_seconds"]
+    assert all("running_seconds" in s for s in record.extra["profile"]["steps"])
+
+
+TWO_MODELS = """
+import atexit
+import numpy as np
+import keras
+
+x, y = np.ones((320, 8), "float32"), np.ones((320, 1), "float32")
+
+def train(width):
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(width), keras.layers.Dense(1)])
+    model.compile("adam", "mse")
+    model.fit(x, y, batch_size=16, epochs=2, verbose=0)
+    return model.get_weights()
+
+def main():
+    first = train(4)   # steps 0-39: the window (5-24) and the step that lends its batch
+    second = train(6)  # a new model: the first one's step alone is timed before it trains
+    atexit.register(print, "the program's own exit handler ran")
+    print("weights", len(first), len(second))
+
+main()
+"""
+
+
+def test_the_step_alone_is_timed_before_another_model_trains(tmp_path: Path, python: str) -> None:
+    record, _ = _run(tmp_path, python, TWO_MODELS)
+    alone = record.extra["step_alone"]
+    assert len(alone["calls_seconds"]) >= 3
+    first_fit, second_fit = [p for p in record.phases if p.name == "fit"]
+    assert first_fit.end_seconds <= alone["start_seconds"] <= second_fit.start_seconds
+    assert not [n for n in record.notes if "instrumentation" in n or "not timed" in n]
+    steps = record.extra["profile"]["steps"]
+    assert [s["step"] for s in steps] == list(range(5, 25))
+    assert all(s["input_seconds"] <= s["duration_seconds"] for s in steps)
 
 
 def test_steps_per_execution_counts_executions(tmp_path: Path, python: str) -> None:

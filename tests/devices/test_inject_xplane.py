@@ -44,7 +44,8 @@ def write_trace(path: Path, lines: dict[str, list[tuple[str, float, float]]]) ->
 
 def only_step(path: str) -> dict[str, float]:
     (step,) = xplane.step_breakdown(path)
-    return {k: round(v * 1e3, 3) for k, v in step.items() if k.endswith("_seconds")}
+    shares = ("duration_seconds", "input_seconds", "compute_seconds", "other_seconds")
+    return {k: round(step[k] * 1e3, 3) for k in shares}
 
 
 def test_blocked_in_iterator_get_next_is_input_and_the_rest_of_the_function_compute(
@@ -108,3 +109,20 @@ def test_a_trace_without_step_markers_has_no_steps(tmp_path: Path) -> None:
         {"python": [("EagerLocalExecute: __inference_step", 0, 5)]},
     )
     assert xplane.step_breakdown(trace) == []
+
+
+def test_a_call_marker_in_the_trace_gives_the_running_time(tmp_path: Path) -> None:
+    trace = write_trace(
+        tmp_path / "t.xplane.pb",
+        {
+            "python": [
+                ("train", 0, 10),
+                (xplane.CALL_MARKER, 0.5, 9.5),
+                ("EagerLocalExecute: __inference_step", 1, 9),
+            ],
+            "tf_data_iterator_get_next": [("IteratorGetNextOp::DoCompute", 1, 5)],
+        },
+    )
+    (step,) = xplane.step_breakdown(trace)
+    assert step["call_seconds"] == pytest.approx(9e-3)
+    assert step["running_seconds"] == pytest.approx(5e-3)  # 9 ms less 4 ms blocked

@@ -9,6 +9,8 @@ from typing import Any
 import keras
 
 from tfres.backends.tf_memory import TfMemoryReader
+from tfres.devices.inject import _tfres_alone
+from tfres.devices.inject import _tfres_xplane as xplane
 from tfres.record import Record
 from tfres.sampler.sampler import DEFAULT_INTERVAL_SECONDS
 from tfres.session import RecordSession
@@ -48,7 +50,9 @@ class ResourceMonitor(keras.callbacks.Callback):
     - Input wait is measured as ``tfres run`` measures it (docs/instrumentation.md): a
       TensorFlow profiler window over the steps ``input_wait_window`` (default 5-24, None: off)
       and the time each step waits for tf.data (blocked in ``IteratorGetNext``, or for the
-      GIL while the pipeline's Python runs); those steps get
+      GIL while the pipeline's Python runs, or slowed by the pipeline taking its cores: the
+      step's call against the same call on a cached batch, timed at train end with every
+      variable put back); those steps get
       ``input_wait_seconds`` at train end. Under ``tfres run`` the start-up hook does it.
 
         cb = tfres.callbacks.ResourceMonitor(label="mnist")
@@ -194,7 +198,7 @@ class ResourceMonitor(keras.callbacks.Callback):
         now = time.perf_counter()
         if self._open_step is not None:
             self._close_step(now)
-        self._window.begin(self._seen)
+        self._window.begin(self._seen, self.model)
         self._open_step = (batch, now)
 
     def _close_step(self, end: float) -> None:
@@ -228,7 +232,7 @@ class ResourceMonitor(keras.callbacks.Callback):
     def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
         if self._open_step is not None:
             self._close_step(time.perf_counter())
-        note = self._window.finish()
+        notes = self._window.finish()
         self._steps_file.close()
         record = self.record
         if record is not None:
@@ -236,8 +240,11 @@ class ResourceMonitor(keras.callbacks.Callback):
             record.extra.setdefault("epochs", []).extend(self.epochs)
             if self._stride > 1:
                 record.extra["steps_stride"] = self._stride
-            if note:
-                record.notes.append(note)
+            record.notes.extend(notes)
+            if self._window.alone.times:
+                record.extra["step_alone_seconds"] = round(
+                    xplane.lower_quartile(self._window.alone.times), 9
+                )
         if self._monitor is not None:
             self._monitor.__exit__(None, None, None)
         elif self._own_session is not None:
@@ -246,7 +253,8 @@ class ResourceMonitor(keras.callbacks.Callback):
 
 
 class _ProfileWindow:
-    """The profiler window of :class:`ResourceMonitor`: start, step markers, read at the end."""
+    """The profiler window of :class:`ResourceMonitor`: start, step markers, the cached-batch
+    step, read at the end (the start-up hook's method, see docs/instrumentation.md)."""
 
     def __init__(self, window: tuple[int, int] | None) -> None:
         # under tfres run the start-up hook holds the (single) profiler session
@@ -255,13 +263,25 @@ class _ProfileWindow:
         self.logdir: str | None = None
         self.trace: Any = None
         self.steps: dict[int, dict[str, Any]] = {}
+        self.notes: list[str] = []
+        self.alone = _tfres_alone.StepAlone(self.notes.append)
+        self._unmark: Any = None
+        self.started: float | None = None  # the first step's start: 1% of the time since
+        # is the budget of the step alone
 
-    def begin(self, index: int) -> None:
+    def begin(self, index: int, model: Any) -> None:
         if self.window is None or self.state == "done":
             return
         import tensorflow as tf
 
         first, last = self.window
+        if self.started is None:
+            self.started = time.perf_counter()
+        if self.state == "on" and index > last:
+            self._stop()
+            return
+        if index == (first - 1 if first > 0 else last + 1):
+            self.alone.arm(model)  # the step beside the window lends its batch
         if self.state == "waiting" and first <= index <= last:
             import tempfile
 
@@ -272,10 +292,8 @@ class _ProfileWindow:
                 self.state = "done"
                 return
             self.state = "on"
+            self._unmark = _tfres_alone.mark_calls(model, xplane.CALL_MARKER)
         if self.state == "on":
-            if index > last:
-                self._stop()
-                return
             self.trace = tf.profiler.experimental.Trace("train", step_num=index, _r=1)
             self.trace.__enter__()
 
@@ -292,30 +310,45 @@ class _ProfileWindow:
         import tensorflow as tf
 
         self.end_step()
+        if self._unmark is not None:
+            self._unmark()
         self.state = "done"
         tf.profiler.experimental.stop()
 
-    def finish(self) -> str | None:
-        """Read the trace into the kept steps; a note when it cannot be read."""
+    def finish(self) -> list[str]:
+        """Time the step alone, read the trace into the kept steps; notes on what could not be.
+
+        Called from ``on_train_end``, inside ``fit``: Keras's iterator is still open, so a
+        pipeline with room left in its prefetch buffer may still run beside the first calls
+        of the step alone (the lower quartile of the calls leaves most of them out)."""
         import shutil
 
         if self.state == "on":
             self._stop()
         if self.logdir is None:
-            return None
+            return self.notes
         try:
             from tfres.watch.profile import read_profile
 
-            for s in read_profile(self.logdir)["steps"]:
+            spent = time.perf_counter() - self.started if self.started else 0.0
+            try:
+                alone = self.alone.measure(xplane.CALL_MARKER, 0.01 * spent) or []
+            except Exception as err:  # read the trace all the same
+                alone = []
+                self.notes.append(f"the step alone (on a cached batch) was not timed: {err}")
+            steps = xplane.with_step_alone(read_profile(self.logdir)["steps"], alone)
+            for s in steps:
                 step = self.steps.get(s["step"])
                 if step is not None:
                     step["input_wait_seconds"] = round(s["input_seconds"], 9)
-            return None
         except Exception as err:  # never fail the training for it
-            return f"input wait not measured: the profiler trace could not be read ({err})"
+            self.notes.append(
+                f"input wait not measured: the profiler trace could not be read ({err})"
+            )
         finally:
             shutil.rmtree(self.logdir, ignore_errors=True)
             self.logdir = None
+        return self.notes
 
 
 def _number(value: Any) -> Any:

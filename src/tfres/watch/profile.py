@@ -64,6 +64,11 @@ def breakdown_line(profile: dict[str, Any] | None) -> str | None:
     steps = [s.get("step") for s in profile.get("steps") or [] if s.get("step") is not None]
     which = f"train steps {min(steps)}-{max(steps)}" if steps else "the profiled steps"
     line = f"{which} ({summary['steps']} steps, {format_seconds(total)}): {shares}"
+    if summary.get("contention_seconds"):
+        line += (
+            f" (input includes {100 * float(summary['contention_seconds']) / total:.0f}% of "
+            "the pipeline slowing the step, against the step alone on a cached batch)"
+        )
     if profile.get("dir"):
         line += f"; TensorBoard profile in {profile['dir']}"
     return line

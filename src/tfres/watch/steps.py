@@ -274,8 +274,9 @@ def read_events_file(
 
     Phases go to ``record.phases`` (on the record's timeline: seconds after ``t0_monotonic``),
     notes to ``record.notes``, the input wait the profiler window measured onto the matching
-    ``record.steps`` (same ``kind`` and ``step``), and the window's breakdown to
-    ``record.extra["profile"]``. A missing file or a damaged line is skipped.
+    ``record.steps`` (same ``kind`` and ``step``), the window's breakdown to
+    ``record.extra["profile"]`` and the step alone on a cached batch to
+    ``record.extra["step_alone"]``. A missing file or a damaged line is skipped.
     """
 
     try:
@@ -309,4 +310,9 @@ def read_events_file(
                 step["input_wait_seconds"] = raw["input_wait_seconds"]
         elif event == "profile":
             record.extra["profile"] = {k: v for k, v in raw.items() if k != "event"}
+        elif event == "step_alone":
+            alone = {k: v for k, v in raw.items() if k not in ("event", "start_monotonic")}
+            if t0_monotonic is not None and isinstance(raw.get("start_monotonic"), (int, float)):
+                alone["start_seconds"] = round(raw["start_monotonic"] - t0_monotonic, 6)
+            record.extra["step_alone"] = alone
     record.phases.sort(key=lambda p: p.start_seconds)

@@ -18,6 +18,7 @@ import signal
 import sys
 import time
 
+import _tfres_alone as alone
 import _tfres_instrument as core
 
 _clock = time.monotonic
@@ -76,8 +77,11 @@ def _entry(kind, original, callback_cls):
             core.INSTRUMENT.failed("adding the step callback to %s" % kind, err)
         core._IN_KERAS.depth = getattr(core._IN_KERAS, "depth", 0) + 1
         previous = _usr1_handler(self) if kind == "fit" and cb is not None else None
+        alone.before_fit(self, core.INSTRUMENT, _stopping)
         try:
             result = original(self, *args, **kwargs)
+            if kind == "fit":
+                alone.after_fit(core.INSTRUMENT, _stopping)
         finally:
             core._IN_KERAS.depth -= 1
             if previous is not None:
@@ -109,6 +113,12 @@ def _usr1_handler(model):
 
 
 _STOP = {"asked": False}
+
+
+def _stopping():
+    return _STOP["asked"]
+
+
 _SAVED = {"seconds": 0.0}
 _COUNTS = {}  # type: dict[str, int]
 
@@ -259,7 +269,13 @@ def _callback_class(keras, inst):
 
 # ---------------------------------------------------------------- the profiler window
 
-_WINDOW = {"state": "waiting", "logdir": None, "window": None, "user": False}
+_WINDOW = {
+    "state": "waiting",
+    "logdir": None,
+    "window": None,
+    "user": False,
+    "undo": None,  # puts back the model's train function after the window
+}
 
 
 def _window():
@@ -274,18 +290,38 @@ def _window_step(cb, index):
     import tensorflow as tf
 
     (first, last), user = _window()
+    if _WINDOW["state"] == "on" and index > last:
+        _stop_window(cb)
+    if index == (first - 1 if first > 0 else last + 1):
+        # the step just outside the window lends its batch to the cached-batch step
+        try:
+            alone.for_process(core.INSTRUMENT).arm(cb.model)
+        except Exception as err:
+            core.INSTRUMENT.failed("arming the cached-batch step", err)
     if _WINDOW["state"] == "waiting" and first <= index <= last:
         logdir = (
             core.INSTRUMENT.profile_dir if user and core.INSTRUMENT.profile_dir else core._tmpdir()
         )
         tf.profiler.experimental.start(logdir)
         _WINDOW.update(state="on", logdir=logdir, window=(first, last), user=user)
+        _time_calls(cb.model)
     if _WINDOW["state"] == "on":
-        if index > last:
-            _stop_window(cb)
-            return
         cb.trace = tf.profiler.experimental.Trace("train", step_num=index, _r=1)
         cb.trace.__enter__()
+
+
+def _time_calls(model):
+    """Mark each call of the model's train function in the window: the cached-batch step is
+    timed around the same call (:func:`_tfres_xplane.with_step_alone`)."""
+    import _tfres_xplane as xplane
+
+    _WINDOW["undo"] = alone.mark_calls(model, xplane.CALL_MARKER)
+
+
+def _untime_calls():
+    undo, _WINDOW["undo"] = _WINDOW["undo"], None
+    if undo is not None:
+        undo()
 
 
 def _exit_trace(cb):
@@ -300,6 +336,7 @@ def _stop_window(cb, at_end=False):
     import tensorflow as tf
 
     _exit_trace(cb)
+    _untime_calls()
     try:
         tf.profiler.experimental.stop()
     finally:
@@ -312,6 +349,7 @@ def finish_profiles(inst):
     if _WINDOW["state"] == "on":
         import tensorflow as tf
 
+        _untime_calls()
         tf.profiler.experimental.stop()
         _WINDOW["state"] = "done"
         inst.profiled.append((_WINDOW["logdir"], _WINDOW["user"], _WINDOW["window"]))
@@ -337,7 +375,8 @@ def _read_profile(inst, logdir, user, window):
     if path is None:
         inst.note("the profiler wrote no trace in %s" % logdir)
         return
-    steps = xplane.step_breakdown(path)
+    timed = alone.times()
+    steps = xplane.with_step_alone(xplane.step_breakdown(path), timed)
     for s in steps:
         inst.events.write(
             {
@@ -353,8 +392,10 @@ def _read_profile(inst, logdir, user, window):
         "user": user,
         "method": (
             "profiler trace: IteratorGetNext time inside each step marker, and the step's "
-            "time outside its function while the pipeline's Python holds the GIL"
+            "time outside its function while the pipeline's Python holds the GIL; and the "
+            "function's time above the same step alone on a cached batch"
         ),
+        "step_alone_seconds": round(xplane.lower_quartile(timed), 9) if timed else None,
         "summary": xplane.summary(steps),
         "steps": [
             {k: (round(v, 9) if isinstance(v, float) else v) for k, v in s.items()} for s in steps

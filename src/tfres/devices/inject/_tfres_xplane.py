@@ -16,12 +16,18 @@ looks for; the hook writes one around each Keras step of the window). Inside a s
 - compute: the time of ``EagerLocalExecute*`` events on the step's thread (the step's
   function running) less the input inside them;
 - other: the rest of the step (Python, callbacks, the loop itself).
+
+:func:`with_step_alone` then adds the third part of input: the step's running time above
+the same call on a cached batch (the pipeline taking cores from the step), where the hook
+timed one (:mod:`_tfres_alone`).
 """
 
 import glob
 import os
 
 _STEP_NAMES = ("train", "test", "predict")
+#: the hook's TraceMe around each call of the train function in the window
+CALL_MARKER = "tfres_train_call"
 
 
 def _xplane_pb2():
@@ -109,7 +115,7 @@ def step_breakdown(path):
     for plane in space.planes:
         if not plane.name.startswith("/host:"):
             continue
-        markers, inputs, executes, python = [], [], {}, []
+        markers, inputs, executes, python, calls = [], [], {}, [], {}
         line_names = {line.id: line.name for line in plane.lines}
         for name, ev, stat_names, start, end, line_id in _events(plane):
             if name in _STEP_NAMES:
@@ -118,6 +124,8 @@ def step_breakdown(path):
                     markers.append((start, end, name, num, line_id))
             elif name.startswith("IteratorGetNext") and name.endswith("::DoCompute"):
                 inputs.append((start, end))
+            elif name == CALL_MARKER:
+                calls.setdefault(line_id, []).append((start, end))
             elif name.startswith("EagerLocalExecute"):
                 executes.setdefault(line_id, []).append((start, end))
             elif _is_pipeline_python(name, line_names.get(line_id, "")):
@@ -134,16 +142,33 @@ def step_breakdown(path):
             gaps = _gaps(busy, start, end)
             gil = sum(_overlap(python, s, e) for s, e in gaps)
             waited = sum(e - s for s, e in blocked)
-            steps.append(
-                {
-                    "kind": {"train": "fit", "test": "evaluate"}.get(name, name),
-                    "step": num,
-                    "duration_seconds": duration / 1e12,
-                    "input_seconds": min(duration, waited + gil) / 1e12,
-                    "compute_seconds": max(0, ran - waited) / 1e12,
-                    "other_seconds": max(0, sum(e - s for s, e in gaps) - gil) / 1e12,
-                }
-            )
+            step = {
+                "kind": {"train": "fit", "test": "evaluate"}.get(name, name),
+                "step": num,
+                "duration_seconds": duration / 1e12,
+                "input_seconds": min(duration, waited + gil) / 1e12,
+                "blocked_seconds": waited / 1e12,
+                "gil_seconds": gil / 1e12,
+                "compute_seconds": max(0, ran - waited) / 1e12,
+                "other_seconds": max(0, sum(e - s for s, e in gaps) - gil) / 1e12,
+            }
+            call = [
+                (max(s, start), min(e, end))
+                for s, e in calls.get(line_id, [])
+                if e > start and s < end
+            ]
+            if call:
+                # the train function's call: its time neither blocked nor held off by the GIL
+                in_call = sum(e - s for s, e in call)
+                lost = sum(_overlap(blocked, s, e) for s, e in call) + sum(
+                    _overlap(python, max(gs, cs), min(ge, ce))
+                    for gs, ge in gaps
+                    for cs, ce in call
+                    if min(ge, ce) > max(gs, cs)
+                )
+                step["call_seconds"] = in_call / 1e12
+                step["running_seconds"] = max(0, in_call - lost) / 1e12
+            steps.append(step)
     return steps
 
 
@@ -152,4 +177,43 @@ def summary(steps):
     out = {"steps": len(steps)}
     for key in ("duration_seconds", "input_seconds", "compute_seconds", "other_seconds"):
         out[key] = round(sum(s[key] for s in steps), 9)
+    if any("contention_seconds" in s for s in steps):
+        out["contention_seconds"] = round(sum(s.get("contention_seconds", 0) for s in steps), 9)
     return out
+
+
+def lower_quartile(values):
+    """The lower quartile of ``values``: on a shared machine a step is slowed now and then by
+    other work (a long tail of slow steps); a pipeline running beside every step slows them
+    all. The lower quartile keeps the second and drops most of the first, on both sides of
+    the comparison."""
+    ordered = sorted(values)
+    return ordered[(len(ordered) - 1) // 4]
+
+
+def with_step_alone(steps, alone_calls):
+    """``steps`` with the train steps' slowdown by their own input counted as input.
+
+    ``alone_calls`` are calls of the train function on a cached batch, each timed with no
+    pipeline running (:mod:`_tfres_alone`); a traced step's ``running_seconds`` is its call
+    of the same function (the hook's ``tfres_train_call`` marker) less the time blocked in
+    ``IteratorGetNext`` or held off by the pipeline's Python. The steps' running time above
+    the call alone, both taken at their lower quartile, is what a step lost to the pipeline
+    running beside it (cores, memory bandwidth): the trace marks no op for it. Each such
+    step counts that much more (at most its running time) as input, and says so in
+    ``contention_seconds``; its compute is at most the rest of its running time. Without a
+    timing, ``steps`` is returned as read."""
+    timed = [s for s in steps if s["kind"] == "fit" and "running_seconds" in s]
+    if not alone_calls or not timed:
+        return steps
+    alone = lower_quartile(alone_calls)
+    excess = max(0.0, lower_quartile([s["running_seconds"] for s in timed]) - alone)
+    for s in timed:
+        slower = min(excess, s["running_seconds"])
+        s["input_seconds"] = min(s["duration_seconds"], s["input_seconds"] + slower)
+        s["compute_seconds"] = min(s["compute_seconds"], s["running_seconds"] - slower)
+        s["other_seconds"] = max(
+            0.0, s["duration_seconds"] - s["input_seconds"] - s["compute_seconds"]
+        )
+        s["contention_seconds"] = slower
+    return steps

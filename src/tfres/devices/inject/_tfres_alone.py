@@ -1,0 +1,314 @@
+# ruff: noqa: UP004, UP031  (child-side: the style of sitecustomize.py, no tfres imports)
+"""The user's train step alone, on a cached batch: what the step costs with no pipeline running.
+
+A native ``tf.data`` pipeline (a JPEG-decoding ``map``, a CSV parser) or a Python generator
+runs on the same cores as the step. While it makes the next batch, the step's math gets
+fewer cores and runs longer; the profiler trace marks no op for that, so the trace alone
+reads it as compute. The tf.data guide measures input cost as the full step against the
+step on one cached batch; this module takes the second half of that measurement inside the
+user's own ``fit``, without changing what the program computes:
+
+1. :meth:`StepAlone.arm`, at the step before the profiler window: the model's ``train_function``
+   is wrapped for one call. That call pulls its batch (``steps_per_execution`` batches) from
+   Keras's own iterator, as the function would have, and runs the same compiled function on
+   an iterator over exactly those batches: the user's step runs on its own data, in order.
+   The iterator's element spec is kept (shapes relaxed to the original's), so TensorFlow
+   reuses the traced function: no retrace, no XLA recompile.
+2. :meth:`StepAlone.measure`, once ``fit`` has returned (Keras's iterator, and with it the
+   pipeline's threads, released; ``tfres run`` does it at exit): every variable of the
+   model, its optimizer and its metrics is copied, the function runs 3 to 10 times on the
+   cached batch (more than 3 while they fit in the caller's budget), each call timed under
+   the profiler as the window's calls were, and every variable is assigned back. The model
+   is left exactly as ``fit`` left it.
+
+Not measured (a note says so): under a distribution strategy with more than one replica, for
+inputs that are not dense tensors (ragged, sparse), when the copy of the variables would
+pass :data:`MAX_COPY_BYTES`, when the profiler cannot be started (another session holds
+it), or when ``fit`` stopped on SIGUSR1.
+"""
+
+import tempfile
+import time
+
+#: the variables are copied to host memory while the step is timed; above this, not measured
+MAX_COPY_BYTES = 512 * 2**20
+#: timed calls of the step alone: at least MIN_CALLS (the first runs cold: the calls are
+#: read at their lower quartile), more up to MAX_CALLS while they fit in the caller's budget
+MIN_CALLS = 3
+MAX_CALLS = 10
+
+_clock = time.perf_counter
+
+
+class StepAlone:
+    """One capture per process, one measurement: ``times``, the timed calls."""
+
+    def __init__(self, note):
+        self.note = note  # note(text): the record's notes
+        self.state = "waiting"  # -> armed -> captured -> measured | skipped
+        self.model = None
+        self.function = None
+        self.cached = None  # the captured batches, repeated, as a dataset of the step's spec
+        self.times = []  # seconds of each timed call
+
+    # -- 1: capture a step's batch, during the step
+    def arm(self, model):
+        """Wrap ``model.train_function`` so that its next call captures its batches."""
+        if self.state != "waiting":
+            return
+        strategy = getattr(model, "distribute_strategy", None)
+        if strategy is not None and getattr(strategy, "num_replicas_in_sync", 1) > 1:
+            return self._skip("the model trains under a distribution strategy")
+        original = model.__dict__.get("train_function")
+        if original is None:
+            return self._skip("the model has no train function to time")
+        alone = self
+
+        def capture(iterator):
+            model.train_function = original  # one call only
+            return alone._capture(model, original, iterator)
+
+        model.train_function = capture
+        self.state = "armed"
+
+    def _capture(self, model, original, iterator):
+        import tensorflow as tf
+
+        spec = getattr(iterator, "element_spec", None)
+        leaves = tf.nest.flatten(spec) if spec is not None else []
+        if not isinstance(iterator, tf.data.Iterator) or not leaves:
+            self._skip("the step's data does not come from a tf.data iterator")
+            return original(iterator)
+        if not all(type(s) is tf.TensorSpec for s in leaves):
+            self._skip("the step's inputs are not all dense tensors")
+            return original(iterator)
+        per = max(1, int(getattr(model, "steps_per_execution", 1) or 1))
+        batches = []
+        for _ in range(per):
+            nxt = iterator.get_next_as_optional()
+            if not nxt.has_value():
+                break
+            batches.append(nxt.get_value())
+        if not batches:  # the iterator is done: let the function say so, as it would have
+            self._skip("the window's step had no batch left")
+            return original(iterator)
+        try:
+            cached = _cached(tf, batches, spec)
+            own = iter(cached.take(len(batches)))
+        except Exception:
+            # the batches are out of Keras's iterator: they must reach the step all the same
+            self._skip("the cached batch could not be built")
+            return original(batches)  # Keras's path for batches given one by one
+        self.model, self.function, self.cached = model, original, cached
+        self.state = "captured"
+        return original(own)
+
+    # -- 2: time the step on the cached batch, after fit
+    def measure(self, call_marker, budget_seconds):
+        """Time the captured step alone, each call inside a ``call_marker`` TraceMe as in the
+        window, :data:`MIN_CALLS` to :data:`MAX_CALLS` calls, more only while they fit in
+        ``budget_seconds``; put every variable back. Returns the calls' times (seconds)."""
+        if self.state != "captured":
+            return None
+        import numpy as np
+        import tensorflow as tf
+
+        model, function = self.model, self.function
+        variables = _state_variables(model)
+        nbytes = sum(int(np.prod(v.shape)) * np.dtype(_dtype(v)).itemsize for v in variables)
+        if nbytes > MAX_COPY_BYTES:
+            return self._skip(
+                "copying the model's %d MiB of variables to time the step alone is above %d MiB"
+                % (nbytes >> 20, MAX_COPY_BYTES >> 20)
+            )
+        saved = [v.numpy() for v in variables]
+        try:
+            # the window's steps ran under the profiler, which slows some steps by a third
+            # (an event per op): the step alone runs under it too, or the two do not compare
+            tf.profiler.experimental.start(tempfile.gettempdir())
+        except Exception as err:
+            return self._skip("the profiler could not be started (%s)" % err)
+        times = []
+        try:
+            own = iter(self.cached)
+            marker = tf.profiler.experimental.Trace
+            while len(times) < MIN_CALLS or (
+                len(times) < MAX_CALLS and sum(times) + times[-1] <= budget_seconds
+            ):
+                start = _clock()
+                with marker(call_marker):  # as the window's calls are marked
+                    _sync(function(own))
+                times.append(_clock() - start)
+        finally:
+            for v, value in zip(variables, saved, strict=True):
+                v.assign(value)
+            self.cached = self.model = self.function = None
+            tf.profiler.experimental.stop(save=False)
+        self.times = times
+        self.state = "measured"
+        return times
+
+    def _skip(self, why):
+        self.state = "skipped"
+        self.cached = self.model = self.function = None
+        self.note("the step alone (on a cached batch) was not timed: %s" % why)
+        return None
+
+
+# ---------------------------------------------------------------- tfres run's hook
+
+_ONE = []  # type: list  # the process's StepAlone under tfres run
+_AT_EXIT = []  # type: list
+#: the hook times the step alone in 3 calls, and more while they take less than this in all
+BUDGET_SECONDS = 0.5
+
+
+def for_process(inst):
+    """The process's one :class:`StepAlone`, its notes going to ``inst``."""
+    if not _ONE:
+        _ONE.append(StepAlone(inst.note))
+    return _ONE[0]
+
+
+def times():
+    """The process's timed calls of the step alone (empty if none)."""
+    return _ONE[0].times if _ONE else []
+
+
+def after_fit(inst, stopping):
+    """Once a fit has captured a step's batch, time the step alone at exit (before TensorFlow's
+    own exit handlers, registered earlier), so the program's own fit and timings never pay
+    for it."""
+    if _ONE and _ONE[0].state == "captured" and not _AT_EXIT:
+        import atexit
+
+        _AT_EXIT.append(True)
+        atexit.register(time_now, inst, stopping)
+
+
+def before_fit(model, inst, stopping):
+    """Before another model trains: time the step alone now, so no model is held past it."""
+    if _ONE and _ONE[0].state == "captured" and _ONE[0].model is not model:
+        time_now(inst, stopping)
+
+
+def time_now(inst, stopping):
+    """Time the captured step alone, unless the program is stopping (SIGUSR1). Never raises."""
+    if not _ONE or _ONE[0].state != "captured" or stopping():
+        return
+    one = _ONE[0]
+    start = time.monotonic()
+    try:
+        from _tfres_xplane import CALL_MARKER, lower_quartile
+
+        calls = one.measure(CALL_MARKER, BUDGET_SECONDS)
+    except Exception as err:
+        one.state = "skipped"
+        one.cached = one.model = one.function = None
+        inst.failed("timing the step on a cached batch", err)
+        return
+    if calls:
+        inst.events.write(
+            {
+                "event": "step_alone",
+                "seconds": round(lower_quartile(calls), 9),
+                "calls_seconds": [round(t, 9) for t in calls],
+                "cost_seconds": round(time.monotonic() - start, 6),  # copies, profiler too
+                "start_monotonic": start,
+            }
+        )
+
+
+def mark_calls(model, marker):
+    """Wrap ``model.train_function`` so that each call runs inside a ``marker`` TraceMe (the
+    window's calls, read by :func:`_tfres_xplane.step_breakdown`). Returns the undo, which
+    leaves a function someone else set since then alone."""
+    import tensorflow as tf
+
+    original = model.__dict__.get("train_function") if model is not None else None
+    if original is None:
+        return lambda: None
+    trace = tf.profiler.experimental.Trace
+
+    def marked(iterator):
+        with trace(marker):
+            return original(iterator)
+
+    model.train_function = marked
+
+    def undo():
+        if model.__dict__.get("train_function") is marked:
+            model.train_function = original
+
+    return undo
+
+
+def _dataset(tf, batches):
+    ds = tf.data.Dataset.from_tensors(batches[0])
+    for batch in batches[1:]:
+        ds = ds.concatenate(tf.data.Dataset.from_tensors(batch))
+    return ds
+
+
+def _cached(tf, batches, spec):
+    """``batches`` over and over, as a dataset whose element spec is ``spec`` (the iterator's
+    the function was traced for: a None batch dimension, say). Re-batching relaxes the batch
+    dimension with no function to trace (the step that lends its batch stays a step); other
+    shapes go through a ``map`` that relaxes them. Cached: a call reads the batch as is."""
+    ds = _dataset(tf, batches)
+    if ds.element_spec == spec:
+        return ds.repeat()
+    leaves = tf.nest.flatten(batches)
+    sizes = set(int(t.shape[0]) for t in leaves if t.shape.rank)
+    if len(sizes) == 1 and all(t.shape.rank for t in leaves):
+        again = ds.unbatch().batch(sizes.pop())
+        if again.element_spec == spec:
+            return again.cache().repeat()
+    return _relaxed(ds, spec, tf).cache().repeat()
+
+
+def _relaxed(ds, spec, tf):
+    """``ds`` with the static shapes of ``spec`` (e.g. a None batch dimension), so the
+    function traced for ``spec`` takes its iterator as it is."""
+
+    def relax(*parts):
+        flat = tf.nest.flatten(parts)  # map spreads a tuple element over the arguments
+        out = [
+            tf.compat.v1.placeholder_with_default(t, s.shape)
+            for t, s in zip(flat, tf.nest.flatten(spec), strict=True)
+        ]
+        return tf.nest.pack_sequence_as(spec, out)
+
+    return ds.map(relax)
+
+
+def _state_variables(model):
+    """Every variable a train step may change: the model's (weights, statistics, seeds), its
+    optimizer's (slots, iteration count) and its metrics'; each once."""
+    found, seen = [], set()
+    groups = [
+        getattr(model, "variables", []),
+        getattr(getattr(model, "optimizer", None), "variables", []),
+        getattr(model, "metrics_variables", []),
+    ]
+    for group in groups:
+        for v in group:
+            if id(v) not in seen:
+                seen.add(id(v))
+                found.append(v)
+    return found
+
+
+def _dtype(v):
+    dtype = v.dtype
+    return getattr(dtype, "as_numpy_dtype", dtype)
+
+
+def _sync(outputs):
+    """Wait for the step's results (a device may still be running it when the call returns)."""
+    import tensorflow as tf
+
+    for leaf in tf.nest.flatten(outputs):
+        if hasattr(leaf, "numpy"):
+            leaf.numpy()
+            return

@@ -1,0 +1,172 @@
+"""The cached-batch step (`_tfres_alone`) on real Keras: it times the user's step alone and
+leaves the training exactly as it would have been; and how the trace reader uses the timing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tfres.devices.inject import _tfres_alone, _tfres_xplane
+
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+
+
+def _model(seed: int = 0) -> Any:
+    keras.utils.set_random_seed(seed)
+    model = keras.Sequential(
+        [
+            keras.Input((8,)),
+            keras.layers.Dense(16, activation="relu"),
+            keras.layers.Dropout(0.3, seed=1),
+            keras.layers.BatchNormalization(),
+            keras.layers.Dense(3),
+        ]
+    )
+    model.compile(
+        "adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"]
+    )
+    return model
+
+
+def _data() -> Any:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(160, 8)).astype("float32")
+    y = rng.integers(0, 3, 160)
+    return tf.data.Dataset.from_tensor_slices((x, y)).batch(16).repeat()
+
+
+def _state(model: Any) -> list[np.ndarray]:
+    return [v.numpy() for v in _tfres_alone._state_variables(model)]
+
+
+class _ArmAt(keras.callbacks.Callback):
+    def __init__(self, alone: _tfres_alone.StepAlone, step: int) -> None:
+        super().__init__()
+        self.alone, self.step = alone, step
+
+    def on_train_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        if batch == self.step:
+            self.alone.arm(self.model)
+
+
+def _fit(alone: _tfres_alone.StepAlone | None, steps_per_execution: int = 1) -> Any:
+    model = _model()
+    model.steps_per_execution = steps_per_execution
+    callbacks = [_ArmAt(alone, 2)] if alone is not None else []
+    history = model.fit(_data(), steps_per_epoch=8, epochs=2, verbose=0, callbacks=callbacks)
+    return model, history
+
+
+@pytest.mark.parametrize("steps_per_execution", [1, 2])
+def test_the_captured_step_and_its_timing_leave_training_as_it_was(
+    steps_per_execution: int,
+) -> None:
+    notes: list[str] = []
+    alone = _tfres_alone.StepAlone(notes.append)
+    plain, plain_history = _fit(None, steps_per_execution)
+    timed, timed_history = _fit(alone, steps_per_execution)
+    assert alone.state == "captured", notes
+    after_fit = _state(timed)
+    times = alone.measure(_tfres_xplane.CALL_MARKER, 1.0)
+    assert alone.state == "measured" and notes == []
+    assert times and all(0 < t < 5 for t in times)
+    # the same batches in the same order, and every variable put back after the timing
+    assert plain_history.history["loss"] == timed_history.history["loss"]
+    for before, now, reference in zip(after_fit, _state(timed), _state(plain), strict=True):
+        np.testing.assert_array_equal(before, now)
+        np.testing.assert_array_equal(reference, now)
+
+
+def test_the_function_is_not_traced_again() -> None:
+    traces: list[str] = []
+
+    class Counted(keras.Sequential):
+        def train_step(self, data: Any) -> Any:
+            traces.append(self.name)
+            return super().train_step(data)
+
+    def fit(name: str, alone: _tfres_alone.StepAlone | None) -> Any:
+        model = Counted([keras.Input((8,)), keras.layers.Dense(3)], name=name)
+        model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        callbacks = [_ArmAt(alone, 1)] if alone is not None else []
+        model.fit(_data(), steps_per_epoch=5, verbose=0, callbacks=callbacks)
+
+    alone = _tfres_alone.StepAlone(lambda text: None)
+    fit("plain", None)
+    fit("lends", alone)
+    assert alone.state == "captured"
+    assert traces.count("lends") == traces.count("plain")  # the lending step: no new trace
+    assert alone.measure(_tfres_xplane.CALL_MARKER, 1.0)
+    assert traces.count("lends") == traces.count("plain")  # nor the calls alone
+
+
+def test_a_distribution_strategy_or_a_big_model_is_a_note_not_a_timing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    notes: list[str] = []
+    alone = _tfres_alone.StepAlone(notes.append)
+    monkeypatch.setattr(_tfres_alone, "MAX_COPY_BYTES", 16)
+    model, _ = _fit(alone)
+    assert alone.measure(_tfres_xplane.CALL_MARKER, 1.0) is None and alone.state == "skipped"
+    assert "above 0 MiB" in notes[0]
+
+    class TwoReplicas:
+        num_replicas_in_sync = 2
+
+    other = _tfres_alone.StepAlone(notes.append)
+    monkeypatch.setattr(type(model), "distribute_strategy", TwoReplicas(), raising=False)
+    other.arm(model)
+    assert other.state == "skipped" and "distribution strategy" in notes[-1]
+
+
+def _step(duration: float, inputs: float, compute: float, running: float) -> dict[str, Any]:
+    return {
+        "kind": "fit",
+        "step": 0,
+        "duration_seconds": duration,
+        "input_seconds": inputs,
+        "compute_seconds": compute,
+        "other_seconds": duration - inputs - compute,
+        "running_seconds": running,
+    }
+
+
+def test_running_time_above_the_step_alone_is_input() -> None:
+    # running times 5, 6, 9, 7: lower quartile 5; the call alone: lower quartile 2 -> 3 lost
+    steps = [_step(10, 4, 4, 5), _step(10, 3, 5, 6), _step(14, 4, 8, 9), _step(11, 3, 6, 7)]
+    out = _tfres_xplane.with_step_alone(steps, [2.0, 2.5, 9.0, 2.2])
+    assert [s["input_seconds"] for s in out] == [7, 6, 7, 6]
+    assert [s["compute_seconds"] for s in out] == [2, 3, 6, 4]
+    assert all(s["contention_seconds"] == 3 for s in out)
+    assert all(
+        s["input_seconds"] + s["compute_seconds"] + s["other_seconds"] == s["duration_seconds"]
+        for s in out
+    )
+
+
+def test_a_step_no_slower_than_alone_or_no_timing_is_read_as_traced() -> None:
+    steps = [_step(10, 1, 8, 8.5)]
+    assert _tfres_xplane.with_step_alone([dict(s) for s in steps], []) == steps
+    (faster,) = _tfres_xplane.with_step_alone([dict(s) for s in steps], [9.0])
+    assert faster["input_seconds"] == 1 and faster["contention_seconds"] == 0
+    untimed = dict(steps[0])
+    del untimed["running_seconds"]  # no call marker in the trace: a user's own window
+    assert _tfres_xplane.with_step_alone([dict(untimed)], [1.0]) == [untimed]
+
+
+@pytest.mark.parametrize(
+    "spec_shape, batch_shape",
+    [((16, 7), (16, 7)), ((None, 7), (16, 7)), ((None, None), (16, 7)), ((16, None), (16, 7))],
+)
+def test_the_cached_batches_keep_the_iterators_element_spec(
+    spec_shape: tuple[int | None, ...], batch_shape: tuple[int, ...]
+) -> None:
+    spec = (tf.TensorSpec(spec_shape, tf.float32), tf.TensorSpec(spec_shape[:1], tf.int64))
+    batch = (tf.ones(batch_shape), tf.zeros(batch_shape[:1], tf.int64))
+    cached = _tfres_alone._cached(tf, [batch, batch], spec)
+    assert cached.element_spec == spec
+    got = list(cached.take(3))
+    assert len(got) == 3 and all(x.shape == batch_shape for x, _ in got)
