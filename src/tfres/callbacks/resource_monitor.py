@@ -280,8 +280,8 @@ class _ProfileWindow:
         if self.state == "on" and index > last:
             self._stop()
             return
-        if index == (first - 1 if first > 0 else last + 1):
-            self.alone.arm(model)  # the step beside the window lends its batch
+        if index == _tfres_alone.lending_step(first, last):
+            self.alone.arm(model)
         if self.state == "waiting" and first <= index <= last:
             import tempfile
 

@@ -107,14 +107,24 @@ class StepAlone:
     def measure(self, call_marker, budget_seconds):
         """Time the captured step alone, each call inside a ``call_marker`` TraceMe as in the
         window, :data:`MIN_CALLS` to :data:`MAX_CALLS` calls, more only while they fit in
-        ``budget_seconds``; put every variable back. Returns the calls' times (seconds)."""
+        ``budget_seconds``; put every variable back. Returns the calls' times (seconds), or
+        None. Whatever happens, the model and the batch are let go."""
         if self.state != "captured":
             return None
+        self.state = "skipped"  # unless the calls below are timed
+        try:
+            times = self._timed_calls(call_marker, budget_seconds)
+        finally:
+            self.cached = self.model = self.function = None
+        if times:
+            self.times, self.state = times, "measured"
+        return times
+
+    def _timed_calls(self, call_marker, budget_seconds):
         import numpy as np
         import tensorflow as tf
 
-        model, function = self.model, self.function
-        variables = _state_variables(model)
+        variables = _state_variables(self.model)
         nbytes = sum(int(np.prod(v.shape)) * np.dtype(_dtype(v)).itemsize for v in variables)
         if nbytes > MAX_COPY_BYTES:
             return self._skip(
@@ -137,15 +147,12 @@ class StepAlone:
             ):
                 start = _clock()
                 with marker(call_marker):  # as the window's calls are marked
-                    _sync(function(own))
+                    _sync(self.function(own))
                 times.append(_clock() - start)
         finally:
             for v, value in zip(variables, saved, strict=True):
                 v.assign(value)
-            self.cached = self.model = self.function = None
             tf.profiler.experimental.stop(save=False)
-        self.times = times
-        self.state = "measured"
         return times
 
     def _skip(self, why):
@@ -161,6 +168,13 @@ _ONE = []  # type: list  # the process's StepAlone under tfres run
 _AT_EXIT = []  # type: list
 #: the hook times the step alone in 3 calls, and more while they take less than this in all
 BUDGET_SECONDS = 0.5
+
+
+def lending_step(first, last):
+    """The train step that lends its batch for a window of steps ``first``-``last``: the one
+    just before it, or just after a window that starts at step 0 (outside the window, so the
+    capture's own time is in no traced step)."""
+    return first - 1 if first > 0 else last + 1
 
 
 def for_process(inst):
@@ -187,7 +201,8 @@ def after_fit(inst, stopping):
 
 
 def before_fit(model, inst, stopping):
-    """Before another model trains: time the step alone now, so no model is held past it."""
+    """Before another model's fit, evaluate or predict: time the step alone now, so no model
+    is held past it."""
     if _ONE and _ONE[0].state == "captured" and _ONE[0].model is not model:
         time_now(inst, stopping)
 
@@ -202,9 +217,7 @@ def time_now(inst, stopping):
         from _tfres_xplane import CALL_MARKER, lower_quartile
 
         calls = one.measure(CALL_MARKER, BUDGET_SECONDS)
-    except Exception as err:
-        one.state = "skipped"
-        one.cached = one.model = one.function = None
+    except Exception as err:  # measure has let the model go
         inst.failed("timing the step on a cached batch", err)
         return
     if calls:

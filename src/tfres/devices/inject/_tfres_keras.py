@@ -292,8 +292,7 @@ def _window_step(cb, index):
     (first, last), user = _window()
     if _WINDOW["state"] == "on" and index > last:
         _stop_window(cb)
-    if index == (first - 1 if first > 0 else last + 1):
-        # the step just outside the window lends its batch to the cached-batch step
+    if index == alone.lending_step(first, last):
         try:
             alone.for_process(core.INSTRUMENT).arm(cb.model)
         except Exception as err:
