@@ -45,6 +45,16 @@ def test_window_steps_carry_measured_input_wait(monkeypatch: pytest.MonkeyPatch)
     assert not [n for n in cb.record.notes if "not timed" in n]
 
 
+def test_a_window_from_step_0_borrows_the_batch_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfres.callbacks.resource_monitor import ResourceMonitor
+
+    monkeypatch.delenv("TFRES_INSTRUMENT", raising=False)
+    monkeypatch.delenv("TFRES_STEPS_FILE", raising=False)
+    cb = ResourceMonitor(sample=False, store=False, input_wait_window=(0, 5))
+    _fit(cb, 0.01)
+    assert cb.record is not None and cb.record.extra["step_alone_seconds"] > 0
+
+
 def test_window_off_and_bad_window() -> None:
     from tfres.callbacks.resource_monitor import ResourceMonitor
 

@@ -278,8 +278,7 @@ class _ProfileWindow:
         if self.started is None:
             self.started = time.perf_counter()
         if self.state == "on" and index > last:
-            self._stop()
-            return
+            self._stop()  # and step last + 1 may be the one that lends its batch
         if index == _tfres_alone.lending_step(first, last):
             self.alone.arm(model)
         if self.state == "waiting" and first <= index <= last:
