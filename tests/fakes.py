@@ -14,6 +14,7 @@ state:
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -50,6 +51,9 @@ class FakeGpu:
     uuid: str = "GPU-11111111-2222-3333-4444-555555555555"
     memory_total_bytes: int = 40 * GiB
     memory_used_bytes: Scripted = 2 * GiB
+    #: what the driver keeps for itself: counted as used by ``nvmlDeviceGetMemoryInfo`` (v1),
+    #: apart from it by the v2 call that nvidia-smi reads
+    memory_reserved_bytes: int = 0
     util_percent: Scripted = 35
     memory_util_percent: Scripted = 20
     power_milliwatts: Scripted = 120_000
@@ -58,6 +62,13 @@ class FakeGpu:
     throttle_bitmask: Scripted = 0
     pcie_rx_kilobytes_per_second: Scripted = 2048
     pcie_tx_kilobytes_per_second: Scripted = 1024
+    #: the driver's utilization samples, one list of (timestamp µs, percent) per call of
+    #: ``nvmlDeviceGetSamples`` (filtered by its timestamp argument); None: NotSupported
+    utilization_samples: Scripted = None
+    #: the performance monitor's metrics (GPM, Hopper on), one value per metrics call;
+    #: None: a GPU without GPM (``isSupportedDevice`` 0)
+    engine_active_percent: Scripted = None
+    sm_active_percent: Scripted = 0.0
     compute_capability: tuple[int, int] = (8, 0)
     #: the PCI bus id NVML reports (``nvmlDeviceGetPciInfo().busId``); None: one from the index
     pci_bus_id: str | None = None
@@ -112,6 +123,9 @@ class FakeNVML:
         self._fail_error: type[BaseException] = real_pynvml.NVMLError_Unknown
         self._reads: dict[tuple[int, str], int] = {}
         self.missing: set[str] = set()
+        #: GPM samples allocated and not yet freed: fake address -> GPU index (None: empty)
+        self.gpm_samples: dict[int, int | None] = {}
+        self._gpm_next = 0x1000
 
     # -- scripting ---------------------------------------------------------------------
     def fail_from(
@@ -133,7 +147,10 @@ class FakeNVML:
     def __getattr__(self, name: str) -> Any:
         # constants (NVML_*, nvmlClocks*Reason*) and error classes come from the real module;
         # an NVML function this fake does not script is missing, like in old bindings.
-        if name.startswith(("NVML", "nvmlClocks")) or name == "NVMLError":
+        if name.startswith(("NVML", "nvmlClocks", "c_nvml")) or name in (
+            "NVMLError",
+            "nvmlMemory_v2",
+        ):
             return getattr(real_pynvml, name)
         raise AttributeError(f"FakeNVML does not provide {name}")
 
@@ -202,10 +219,67 @@ class FakeNVML:
         return self._gpu(handle, "nvmlDeviceGetUUID").uuid
 
     def nvmlDeviceGetMemoryInfo(self, handle: _Handle, version: int | None = None) -> Any:
-        gpu = self._gpu(handle, "nvmlDeviceGetMemoryInfo")
+        # nvidia-ml-py: a version calls the _v2 symbol, whose `used` leaves the reserve out
+        gpu = self._gpu(
+            handle, "nvmlDeviceGetMemoryInfo_v2" if version else "nvmlDeviceGetMemoryInfo"
+        )
         used = int(self._next(handle, "memory_used_bytes"))
-        total = gpu.memory_total_bytes
-        return SimpleNamespace(total=total, used=used, free=total - used)
+        total, reserved = gpu.memory_total_bytes, gpu.memory_reserved_bytes
+        if version:
+            return SimpleNamespace(
+                total=total, reserved=reserved, used=used, free=total - used - reserved
+            )
+        return SimpleNamespace(total=total, used=used + reserved, free=total - used - reserved)
+
+    # -- the performance monitor (GPM); samples are real ctypes pointers to fake addresses ---
+    def nvmlGpmQueryDeviceSupport(self, handle: _Handle) -> Any:
+        gpu = self._gpu(handle, "nvmlGpmQueryDeviceSupport")
+        return SimpleNamespace(isSupportedDevice=int(gpu.engine_active_percent is not None))
+
+    def nvmlGpmSampleAlloc(self) -> Any:
+        self._call("nvmlGpmSampleAlloc")
+        self._gpm_next += 0x10
+        self.gpm_samples[self._gpm_next] = None
+        return ctypes.cast(ctypes.c_void_p(self._gpm_next), real_pynvml.c_nvmlGpmSample_t)
+
+    def nvmlGpmSampleGet(self, handle: _Handle, sample: Any) -> Any:
+        self._gpu(handle, "nvmlGpmSampleGet")
+        self.gpm_samples[self._address(sample)] = handle.index
+        return sample
+
+    def nvmlGpmSampleFree(self, sample: Any) -> None:
+        self._call("nvmlGpmSampleFree")
+        del self.gpm_samples[self._address(sample)]  # a double free raises, as it would crash
+
+    def nvmlGpmMetricsGet(self, get: Any) -> Any:
+        self._call("nvmlGpmMetricsGet")
+        first, second = (self.gpm_samples[self._address(s)] for s in (get.sample1, get.sample2))
+        assert first is not None and first == second, "GPM samples of two GPUs compared"
+        handle = _Handle(first)
+        values = {
+            real_pynvml.NVML_GPM_METRIC_GRAPHICS_UTIL: self._next(handle, "engine_active_percent"),
+            real_pynvml.NVML_GPM_METRIC_SM_UTIL: self._next(handle, "sm_active_percent"),
+        }
+        for i in range(get.numMetrics):
+            get.metrics[i].value = values[get.metrics[i].metricId]
+            get.metrics[i].nvmlReturn = 0
+        return get
+
+    @staticmethod
+    def _address(sample: Any) -> int:
+        return int(ctypes.cast(sample, ctypes.c_void_p).value or 0)
+
+    def nvmlDeviceGetSamples(self, handle: _Handle, sampling_type: int, since_us: int) -> Any:
+        gpu = self._gpu(handle, "nvmlDeviceGetSamples")
+        if gpu.utilization_samples is None:
+            raise real_pynvml.NVMLError_NotSupported()
+        assert sampling_type == real_pynvml.NVML_GPU_UTILIZATION_SAMPLES
+        new = [(t, v) for t, v in self._next(handle, "utilization_samples") if t > since_us]
+        if not new:
+            raise real_pynvml.NVMLError_NotFound()
+        value = real_pynvml.c_nvmlValue_t
+        samples = [SimpleNamespace(timeStamp=t, sampleValue=value(uiVal=v)) for t, v in new]
+        return real_pynvml.NVML_VALUE_TYPE_UNSIGNED_INT, samples
 
     def nvmlDeviceGetUtilizationRates(self, handle: _Handle) -> Any:
         self._gpu(handle, "nvmlDeviceGetUtilizationRates")

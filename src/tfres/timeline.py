@@ -30,6 +30,10 @@ class GpuSample:
     throttle_reasons: tuple[str, ...] = ()
     pcie_rx_bytes_per_second: float | None = None
     pcie_tx_bytes_per_second: float | None = None
+    #: share of time the compute engine ran kernels, and share of SMs busy (NVML GPM, Hopper
+    #: on; copies do not count, unlike ``util_percent``); None where the GPU has no GPM
+    engine_active_percent: float | None = None
+    sm_active_percent: float | None = None
     #: GPU memory held by the watched processes; None with ``process_memory_note`` saying why.
     process_memory_used_bytes: int | None = None
     process_memory_note: str | None = None

@@ -297,3 +297,110 @@ def test_tensorflow_gpu_i_is_mapped_through_the_processes_environment(fake_nvml,
     fake_nvml.gpus = [FakeGpu(pci_bus_id="00000000:86:00.0"), FakeGpu(uuid="GPU-2",
                       pci_bus_id="00000000:3B:00.0")]  # fmt: skip
     assert cuda_order.cuda_order(2, "") == ([1, 0], "one GPU model: fastest first is PCI bus order")
+
+
+# -- readings measured against nvidia-smi on an H200 (docs/benchmarks/gpu.md) ------------------
+def test_memory_used_leaves_out_the_drivers_reserve_as_nvidia_smi_does(fake_nvml):
+    fake_nvml.gpus = [FakeGpu(memory_used_bytes=3 * GiB, memory_reserved_bytes=600 * 2**20)]
+    gpus, _ = nvml.gpu_inventory()
+    assert gpus[0]["memory_used_bytes"] == 3 * GiB
+    assert GpuReader().read()[0].memory_used_bytes == 3 * GiB
+    assert "nvmlDeviceGetMemoryInfo" not in fake_nvml.calls  # v2 answered: v1 never asked
+
+
+def test_a_driver_without_memory_info_v2_gets_v1_and_is_not_asked_again(fake_nvml):
+    fake_nvml.gpus = [FakeGpu(memory_used_bytes=3 * GiB, memory_reserved_bytes=600 * 2**20)]
+    fake_nvml.missing = {"nvmlDeviceGetMemoryInfo_v2"}
+    reader = GpuReader()
+    for _ in range(3):
+        assert reader.read()[0].memory_used_bytes == 3 * GiB + 600 * 2**20
+    assert fake_nvml.calls.count("nvmlDeviceGetMemoryInfo_v2") == 1
+    assert reader.notes == []
+
+
+def test_pcie_throughput_is_read_at_most_once_a_second(fake_nvml):
+    from fakes import FakeClock
+
+    fake_nvml.gpus = [FakeGpu(pcie_rx_kilobytes_per_second=[100, 200, 300])]
+    clock = FakeClock()
+    reader = GpuReader(clock=clock)
+    rx = []
+    for _ in range(12):  # 1.2 s of readings every 0.1 s
+        rx.append(reader.read()[0].pcie_rx_bytes_per_second)
+        clock.advance(0.1)
+    assert fake_nvml.calls.count("nvmlDeviceGetPcieThroughput") == 2 * 2  # rx and tx, twice
+    assert rx == [100 * 1024.0] * 10 + [200 * 1024.0] * 2  # held between reads
+
+
+def test_utilization_is_the_mean_of_the_drivers_samples_of_the_last_second(fake_nvml):
+    from fakes import FakeClock
+
+    buffer = [(1_000_000 + 200_000 * i, 100 if i % 2 else 0) for i in range(40)]
+    fake_nvml.gpus = [
+        FakeGpu(
+            util_percent=0,  # the latest sample alone: a step's idle half, every time
+            utilization_samples=[buffer[:10], buffer[:15], buffer[:20], buffer[:20]],
+        )
+    ]
+    clock = FakeClock()
+    reader = GpuReader(clock=clock)
+
+    def second() -> list[float | None]:  # ten readings 0.1 s apart
+        out = []
+        for _ in range(10):
+            out.append(reader.read()[0].util_percent)
+            clock.advance(0.1)
+        return out
+
+    # the buffer reaches back before the run: the first second reads the latest sample
+    assert second() == [0.0] * 10
+    assert second() == [40.0] * 10  # samples 10-14: two of five busy, held for the second
+    assert second() == [60.0] * 10  # samples 15-19: three of five
+    assert second() == [0.0] * 10  # nothing new (NotFound): the latest sample
+    assert fake_nvml.calls.count("nvmlDeviceGetSamples") == 4  # once a second
+    assert reader.notes == []
+
+
+def test_a_driver_without_utilization_samples_gives_the_latest_and_is_not_asked_again(fake_nvml):
+    fake_nvml.gpus = [FakeGpu(util_percent=[10, 20, 30])]  # utilization_samples: NotSupported
+    reader = GpuReader()
+    assert [reader.read()[0].util_percent for _ in range(3)] == [10.0, 20.0, 30.0]
+    assert fake_nvml.calls.count("nvmlDeviceGetSamples") == 1
+    assert reader.notes == []
+
+
+def test_engine_and_sm_activity_come_from_the_performance_monitor(fake_nvml):
+    # as on an H200 copying host to device: utilization near 100%, the compute engine idle
+    fake_nvml.gpus = [
+        FakeGpu(util_percent=97, engine_active_percent=[0.0, 48.8], sm_active_percent=[0.0, 39.7])
+    ]
+    reader = GpuReader()
+    first = reader.read()[0]
+    assert (first.engine_active_percent, first.sm_active_percent) == (None, None)  # no pair yet
+    second = reader.read()[0]
+    assert (second.util_percent, second.engine_active_percent) == (97.0, 0.0)
+    assert reader.read()[0].sm_active_percent == 39.7
+    assert len(fake_nvml.gpm_samples) == 1  # only the sample for the next reading is kept
+    reader.close()
+    assert fake_nvml.gpm_samples == {}  # and freed on close
+    assert reader.read()[0].engine_active_percent is None
+
+
+def test_a_gpu_without_a_performance_monitor_is_asked_once(fake_nvml):
+    fake_nvml.gpus = [FakeGpu(), FakeGpu(uuid="GPU-h", engine_active_percent=50.0)]
+    reader = GpuReader()
+    for _ in range(3):
+        older, hopper = reader.read()
+    assert older.engine_active_percent is None and hopper.engine_active_percent == 50.0
+    assert fake_nvml.calls.count("nvmlGpmQueryDeviceSupport") == 2  # once per GPU
+    assert reader.notes == []
+
+
+def test_gpm_failing_leaves_the_other_readings(fake_nvml):
+    fake_nvml.gpus = [FakeGpu(engine_active_percent=50.0)]
+    fake_nvml.missing = {"nvmlGpmSampleGet"}
+    reader = GpuReader()
+    for _ in range(2):
+        sample = reader.read()[0]
+    assert sample.engine_active_percent is None and sample.util_percent == 35.0
+    assert fake_nvml.gpm_samples == {}  # the sample it could not fill was freed

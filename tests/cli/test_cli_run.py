@@ -335,6 +335,40 @@ def test_gpus_are_read_for_the_command(fake_nvml, python):
     assert with_gpu[-1].gpus[0].memory_total_bytes == 40 * 2**30
 
 
+def test_a_gpu_index_nvml_lacks_is_one_line_before_the_command_starts(fake_nvml, tmp_path, capsys):
+    marker = tmp_path / "ran"
+    assert main(["run", "--no-store", "--gpus", "0,3", "--", "touch", str(marker)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "tfres: error: no GPU with index 3 here: NVML sees 1 GPU (index 0-0); "
+        "nvidia-smi -L lists them"
+    ]
+    assert not marker.exists()
+
+
+def test_gpus_by_index_without_nvml_run_with_a_note(fake_nvml, python):
+    import pynvml
+
+    fake_nvml.init_error = pynvml.NVMLError_LibraryNotFound
+    result = watch([python, "-c", "pass"], interval=0.05, gpus=[0], store=False)
+    assert result.exit_status == 0
+    assert any(
+        n.startswith("GPUs [0] not read: NVIDIA driver library") for n in result.record.notes
+    )
+
+
+@pytest.mark.parametrize("visible", ["", "-1"])
+def test_cuda_visible_devices_that_hides_every_gpu_is_the_reason(
+    fake_nvml, python, monkeypatch, visible
+):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    result = watch([python, "-c", "pass"], interval=0.05, store=False)
+    assert all(s.gpus == () for s in result.record.samples)
+    assert result.record.extra["gpu_reason"] == (
+        f"CUDA_VISIBLE_DEVICES={visible!r} leaves the command no GPU"
+    )
+
+
 def test_control_options_reach_the_command(python, store_path):
     # the child prints the two thread counts tfres set for TensorFlow
     code = (

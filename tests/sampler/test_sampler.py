@@ -396,3 +396,28 @@ def test_other_processes_are_scanned_at_start_and_stop_without_the_tree():
     with off:
         pass
     assert off.top_processes() is None and off.others is None
+
+
+class CountingGpuReader:
+    available = True
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def read(self, pids):
+        self.calls += 1
+        return [GpuSample(index=0, util_percent=float(self.calls), memory_used_bytes=1)]
+
+
+def test_gpus_are_read_about_ten_times_a_second_however_fast_the_host_is_sampled():
+    clock, reader = FakeClock(), CountingGpuReader()
+    s = make_sampler(clock, interval=0.01, gpu_reader=reader)
+    readings = []
+    for _ in range(100):  # 1 s at 100 Hz
+        gpus = s.sample_once().gpus
+        readings.append(gpus[0].util_percent if gpus else None)
+        clock.advance(0.01)
+    s.stop()
+    assert 10 <= reader.calls <= 12  # not 100: NVML's counters refresh every 1/6-1 s
+    held = [r for r in readings if r is not None]
+    assert len(held) >= 90 and held == sorted(held)  # the latest reading, carried forward

@@ -9,8 +9,10 @@ is ``None``; a machine with no NVIDIA driver has no GPUs and a reason, never a c
     >>> gpus, reason                                     # on a laptop without NVIDIA
     ([], 'NVIDIA driver library not found (libnvidia-ml.so): ...')
 
-Readings are the ones ``nvidia-smi`` shows: ``util_percent`` is ``utilization.gpu``,
-``memory_used_bytes`` is ``memory.used``, ``power_watts`` is ``power.draw``.
+Readings are the ones ``nvidia-smi`` shows: ``memory_used_bytes`` is ``memory.used`` (the v2
+call, without the driver's reserve), ``power_watts`` is ``power.draw``, ``util_percent`` is
+``utilization.gpu`` (the sampler's reader averages the driver's samples:
+:mod:`tfres.backends.nvml_reader`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ __all__ = [
     "device_count",
     "driver_versions",
     "pci_bus_id",
+    "memory_info",
     "decode_throttle_reasons",
     "reset",
 ]
@@ -60,6 +63,7 @@ _module: Any = None
 _initialized = False
 _init_reason: str | None = None
 _handles: dict[int, Any] = {}
+_memory_v2: bool | None = None  # nvmlDeviceGetMemoryInfo_v2: None not tried, False missing
 
 
 def reset() -> None:
@@ -67,8 +71,9 @@ def reset() -> None:
 
     Tests call this after swapping ``sys.modules["pynvml"]``; the next call starts again.
     """
-    global _module, _initialized, _init_reason
+    global _module, _initialized, _init_reason, _memory_v2
     with _lock:
+        _memory_v2 = None
         if _initialized and _module is not None:
             try:
                 _module.nvmlShutdown()
@@ -215,6 +220,26 @@ def driver_versions() -> tuple[str | None, str | None]:
     return driver, _cuda_version_text(_optional(nv, cuda))
 
 
+def memory_info(nv: Any, handle: Any, errors: list[str] | None = None) -> Any:
+    """The GPU's memory as ``nvidia-smi`` shows it: ``total``, ``used`` and ``free`` bytes.
+
+    ``nvmlDeviceGetMemoryInfo`` (v1) counts the driver's own reserve as used (about 600 MiB on
+    an H200, seen with driver 580); the v2 call, which ``nvidia-smi`` reads, keeps it apart.
+    v2 is asked first; a driver or binding without it gets v1, and is not asked again.
+    """
+    global _memory_v2
+    version = getattr(nv, "nvmlMemory_v2", None)
+    if version is not None and _memory_v2 is not False:
+        info = _optional(nv, lambda: nv.nvmlDeviceGetMemoryInfo(handle, version=version))
+        if info is not None:
+            _memory_v2 = True
+            return info
+    info = _optional(nv, lambda: nv.nvmlDeviceGetMemoryInfo(handle), errors)
+    if info is not None and version is not None and _memory_v2 is None:
+        _memory_v2 = False  # v1 answers where v2 did not: this driver lacks v2
+    return info
+
+
 def bus_key(bus_id: str) -> str:
     """A PCI bus id in one spelling: NVML writes ``00000000:07:00.0``, CUDA ``0000:07:00.0``."""
     parts = bus_id.strip().split(":")
@@ -333,7 +358,7 @@ def gpu_inventory() -> tuple[list[dict[str, Any]], str | None]:
             )
             continue
         errors: list[str] = []
-        memory = _optional(nv, partial(nv.nvmlDeviceGetMemoryInfo, handle), errors)
+        memory = memory_info(nv, handle, errors)
         util = _optional(nv, partial(nv.nvmlDeviceGetUtilizationRates, handle), errors)
         cc = _optional(nv, partial(nv.nvmlDeviceGetCudaComputeCapability, handle), errors)
         name = _optional(nv, partial(nv.nvmlDeviceGetName, handle), errors)

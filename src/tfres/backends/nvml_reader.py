@@ -8,12 +8,29 @@ Drivers differ in what they offer, and the reader takes each as it is:
 - ``nvmlDeviceGetComputeRunningProcesses`` in nvidia-ml-py calls the ``_v3`` symbol and raises
   ``NVMLLibraryMismatchError`` (not an ``NVMLError``) on drivers without it; the reader then
   asks ``..._v2``, and a GPU whose processes cannot be listed keeps its other readings.
+
+Two readings are taken differently from ``nvidia-smi``, both for reasons measured on an H200
+(docs/benchmarks/gpu.md):
+
+- **utilization** is the mean of the driver's utilization samples (one per 200 ms there)
+  over the last second (``nvmlDeviceGetSamples``), not only the latest one. A program whose
+  steps last about as long as the sampling interval otherwise reads the same part of every
+  step: a load busy 44% of the time read 15%, 58% and 91% in three runs through the latest
+  sample, 43-44% through the mean. The call costs 2.4 ms, so it is made once a second and
+  its mean held in between. Where the driver keeps no samples, the latest one it is;
+- **PCIe throughput** is read at most once a second: each call blocks for the driver's
+  20 ms measurement, two per GPU per reading.
+
+Where the GPU has a performance monitor (Hopper on), engine and SM activity come from it
+too (:mod:`tfres.backends.nvml_gpm`): unlike utilization, they leave copies out.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
+import statistics
+import time
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from tfres.backends.nvml import (
@@ -26,7 +43,9 @@ from tfres.backends.nvml import (
     decode_throttle_reasons,
     device_count,
     explain,
+    memory_info,
 )
+from tfres.backends.nvml_gpm import GpmReader
 from tfres.timeline import GpuSample
 
 __all__ = ["GpuReader"]
@@ -37,6 +56,13 @@ _NVML_TEMPERATURE_GPU = 0
 _NVML_CLOCK_SM = 1
 _NVML_PCIE_UTIL_TX_BYTES = 0
 _NVML_PCIE_UTIL_RX_BYTES = 1
+_NVML_GPU_UTILIZATION_SAMPLES = 1
+#: NVML's ``nvmlValueType_t``: which member of a sample's value union holds it
+_SAMPLE_FIELDS = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal"}
+#: PCIe throughput is read at most this often (each read blocks 20 ms in the driver)
+PCIE_EVERY_SECONDS = 1.0
+#: the driver's utilization samples are read at most this often (2.4 ms a call on an H200)
+UTIL_SAMPLES_EVERY_SECONDS = 1.0
 #: the clock-reason getters, newest name first (renamed in driver 535)
 _REASON_GETTERS = (
     "nvmlDeviceGetCurrentClocksEventReasons",
@@ -56,12 +82,23 @@ class GpuReader:
         samples = reader.read(pids={os.getpid()})
     """
 
-    def __init__(self, indices: Sequence[int] | None = None) -> None:
+    def __init__(
+        self, indices: Sequence[int] | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.reason: str | None = None
         self.notes: list[str] = []
         self.indices: list[int] = []
         self._mig: dict[int, bool | None] = {}
         self._reason_getters = list(_REASON_GETTERS)
+        self._clock = clock
+        #: per GPU: the newest driver utilization sample seen (µs); absent before the first
+        self._util_seen: dict[int, int] = {}
+        #: per GPU: (when asked, the mean of the samples then, or None)
+        self._util_mean: dict[int, tuple[float, float | None]] = {}
+        self._util_samples = True  # False once the driver says it keeps none
+        #: per GPU: (when read, rx KB/s, tx KB/s)
+        self._pcie: dict[int, tuple[float, int | None, int | None]] = {}
+        self._gpm = GpmReader()
         try:
             count = device_count()
         except NvmlUnavailable as err:
@@ -103,25 +140,24 @@ class GpuReader:
             self._note(f"GPU {index}: {explain(err)}")
             return GpuSample(index=index)
         util = _optional(nv, lambda: nv.nvmlDeviceGetUtilizationRates(handle), errors)
-        memory = _optional(nv, lambda: nv.nvmlDeviceGetMemoryInfo(handle), errors)
+        util_mean = self._utilization_since(nv, index, handle)
+        memory = memory_info(nv, handle, errors)
         power_mw = _optional(nv, lambda: nv.nvmlDeviceGetPowerUsage(handle), errors)
         temperature = _optional(
             nv, lambda: nv.nvmlDeviceGetTemperature(handle, _NVML_TEMPERATURE_GPU), errors
         )
         sm_clock = _optional(nv, lambda: nv.nvmlDeviceGetClockInfo(handle, _NVML_CLOCK_SM), errors)
         bitmask = self._clock_reasons(nv, handle, errors)
-        rx_kb = _optional(
-            nv, lambda: nv.nvmlDeviceGetPcieThroughput(handle, _NVML_PCIE_UTIL_RX_BYTES), errors
-        )
-        tx_kb = _optional(
-            nv, lambda: nv.nvmlDeviceGetPcieThroughput(handle, _NVML_PCIE_UTIL_TX_BYTES), errors
-        )
+        rx_kb, tx_kb = self._pcie_throughput(nv, index, handle, errors)
+        engine, sm = self._gpm.read(nv, index, handle)
         process_bytes, process_note = self._process_memory(nv, index, handle, pids, errors)
         for text in dict.fromkeys(errors):
             self._note(f"GPU {index}: {text}")
         return GpuSample(
             index=index,
-            util_percent=float(util.gpu) if util is not None else None,
+            util_percent=util_mean
+            if util_mean is not None
+            else (float(util.gpu) if util is not None else None),
             memory_util_percent=float(util.memory) if util is not None else None,
             memory_used_bytes=int(memory.used) if memory is not None else None,
             memory_total_bytes=int(memory.total) if memory is not None else None,
@@ -131,9 +167,73 @@ class GpuReader:
             throttle_reasons=decode_throttle_reasons(bitmask),
             pcie_rx_bytes_per_second=rx_kb * 1024.0 if rx_kb is not None else None,
             pcie_tx_bytes_per_second=tx_kb * 1024.0 if tx_kb is not None else None,
+            engine_active_percent=engine,
+            sm_active_percent=sm,
             process_memory_used_bytes=process_bytes,
             process_memory_note=process_note,
         )
+
+    def close(self) -> None:
+        """Free what the reader keeps between readings (GPM samples)."""
+        try:
+            self._gpm.close(_nvml())
+        except NvmlUnavailable:
+            pass
+
+    def _utilization_since(self, nv: Any, index: int, handle: Any) -> float | None:
+        """The mean of the driver's utilization samples since it was last asked, or None.
+
+        Asked at most once per :data:`UTIL_SAMPLES_EVERY_SECONDS`; the mean is held in
+        between. None on the first reading (the driver's buffer reaches back before the run),
+        when no sample is new, and on drivers that keep none; the caller takes the latest.
+        """
+        getter = getattr(nv, "nvmlDeviceGetSamples", None)
+        if getter is None or not self._util_samples:
+            return None
+        now = self._clock()
+        held = self._util_mean.get(index)
+        if held is not None and now - held[0] < UTIL_SAMPLES_EVERY_SECONDS:
+            return held[1]
+        value = self._samples_mean(nv, getter, index, handle)
+        self._util_mean[index] = (now, value)
+        return value
+
+    def _samples_mean(self, nv: Any, getter: Any, index: int, handle: Any) -> float | None:
+        seen = self._util_seen.get(index)
+        try:
+            kind, samples = getter(handle, _NVML_GPU_UTILIZATION_SAMPLES, seen or 0)
+        except nv.NVMLError as err:
+            if type(err).__name__ in ("NVMLError_NotSupported", "NVMLError_FunctionNotFound"):
+                self._util_samples = False
+            return None  # NotFound: no sample since the last reading
+        field = _SAMPLE_FIELDS.get(int(kind), "uiVal")
+        new = [
+            (int(s.timeStamp), float(getattr(s.sampleValue, field)))
+            for s in samples
+            if seen is None or int(s.timeStamp) > seen
+        ]
+        if not new:
+            return None
+        self._util_seen[index] = max(t for t, _ in new)
+        if seen is None:
+            return None
+        return statistics.fmean(v for _, v in new)
+
+    def _pcie_throughput(
+        self, nv: Any, index: int, handle: Any, errors: list[str]
+    ) -> tuple[int | None, int | None]:
+        """(rx, tx) in KB/s, read again only when the last reading is a second old."""
+        now = self._clock()
+        last = self._pcie.get(index)
+        if last is not None and now - last[0] < PCIE_EVERY_SECONDS:
+            return last[1], last[2]
+
+        def counter(which: int) -> int | None:
+            return _optional(nv, lambda: nv.nvmlDeviceGetPcieThroughput(handle, which), errors)
+
+        rx, tx = counter(_NVML_PCIE_UTIL_RX_BYTES), counter(_NVML_PCIE_UTIL_TX_BYTES)
+        self._pcie[index] = (now, rx, tx)
+        return rx, tx
 
     def _clock_reasons(self, nv: Any, handle: Any, errors: list[str]) -> int | None:
         """The clock event (throttle) reason bits, from whichever getter this driver has."""

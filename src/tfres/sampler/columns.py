@@ -49,6 +49,8 @@ GPU_FIELDS = (
     "sm_clock_mhz",
     "pcie_rx_bytes_per_second",
     "pcie_tx_bytes_per_second",
+    "engine_active_percent",
+    "sm_active_percent",
     "process_memory_used_bytes",
 )
 

@@ -19,14 +19,26 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
+from tfres.errors import NoGpuError
 from tfres.timeline import GpuSample
 
-__all__ = ["GpuPoller", "visible_gpu_indices", "tf_gpu_map", "process_environ"]
+__all__ = [
+    "GpuPoller",
+    "check_gpu_indices",
+    "visible_gpu_indices",
+    "tf_gpu_map",
+    "process_environ",
+]
 
 log = logging.getLogger("tfres")
 
 #: consecutive failed readings after which the GPU columns stop
 FAILURES_TO_STOP = 3
+#: GPUs are read at most about ten times a second, however short the sampling interval:
+#: NVML's counters refresh every 1/6 to 1 s (utilization samples every 200 ms on an H200),
+#: so faster readings repeat themselves, and one reading costs 1.75 ms of CPU there
+#: (docs/benchmarks/gpu.md); faster samples carry the latest reading
+GPU_MIN_INTERVAL_SECONDS = 0.09
 
 
 def visible_gpu_indices(cuda_visible_devices: str | None) -> list[int] | None:
@@ -44,6 +56,25 @@ def visible_gpu_indices(cuda_visible_devices: str | None) -> list[int] | None:
     except Exception as err:  # no NVML: the reader will say why
         log.debug("CUDA_VISIBLE_DEVICES not mapped to NVML indices: %s", err)
         return None
+
+
+def check_gpu_indices(indices: Sequence[int]) -> None:
+    """Raise :class:`~tfres.errors.NoGpuError` when NVML works and has no GPU at one of
+    ``indices``. Without NVML nothing is raised: the record's notes say why no GPU was read,
+    and a script that passes ``--gpus 0`` on every machine still runs where there is none."""
+    try:
+        from tfres.backends import nvml
+
+        count = nvml.device_count()
+    except Exception as err:  # no NVML here: the reader will say why
+        log.debug("GPU indices not checked: %s", err)
+        return
+    missing = [i for i in indices if not 0 <= i < count]
+    if missing:
+        have = f"NVML sees {count} GPU{'s' if count != 1 else ''}" + (
+            f" (index 0-{count - 1})" if count else ""
+        )
+        raise NoGpuError(f"no GPU with index {missing[0]} here: {have}; nvidia-smi -L lists them")
 
 
 def process_environ(pid: int) -> dict[str, str]:
@@ -153,12 +184,22 @@ class GpuPoller:
         reader: Any = None,
         interval: float = 0.1,
         note: Callable[[str], None] = lambda text: None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> GpuPoller:
         """A poller for the GPUs ``wanted`` (True: those CUDA_VISIBLE_DEVICES leaves)."""
         reason: str | None = None
         if reader is None:
             if wanted is True:
-                indices = visible_gpu_indices(os.environ.get("CUDA_VISIBLE_DEVICES"))
+                visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+                indices = visible_gpu_indices(visible)
+                if indices == []:
+                    return cls(
+                        None,
+                        reason=f"CUDA_VISIBLE_DEVICES={visible!r} leaves the command no GPU",
+                        interval=interval,
+                        note=note,
+                        clock=clock,
+                    )
             else:
                 indices = [int(i) for i in wanted]  # type: ignore[union-attr]
             try:
@@ -171,7 +212,7 @@ class GpuPoller:
         if reader is not None and not getattr(reader, "available", True):
             reason = getattr(reader, "reason", None) or "no GPU to read"
             reader = None
-        return cls(reader, reason=reason, interval=interval, note=note)
+        return cls(reader, reason=reason, interval=interval, note=note, clock=clock)
 
     @property
     def active(self) -> bool:
@@ -200,6 +241,8 @@ class GpuPoller:
             self._pool = _DaemonWorker("tfres-nvml")
         now = self._clock()
         if self._future is None:
+            if self._last and now - self._submitted_at < GPU_MIN_INTERVAL_SECONDS:
+                return self._last  # read less than GPU_MIN_INTERVAL_SECONDS ago
             self._future = self._pool.submit(self._reader.read, tuple(pids))
             self._submitted_at = now
         try:

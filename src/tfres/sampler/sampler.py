@@ -191,7 +191,11 @@ class Sampler:
             self.extra["cpu_share_cores"] = self._cpu_cores[0]
         if self._gpus_wanted is not False or self._gpu_reader is not None:
             self._gpu = GpuPoller.open(
-                self._gpus_wanted, reader=self._gpu_reader, interval=self.interval, note=self.note
+                self._gpus_wanted,
+                reader=self._gpu_reader,
+                interval=self.interval,
+                note=self.note,
+                clock=self._clock,
             )
             reason = self._gpu.reason
             if reason is not None:

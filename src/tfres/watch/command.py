@@ -148,11 +148,12 @@ def watch(
     shows the terminal dashboard (:mod:`tfres.watch.live`) and shows the command's output in it.
     ``store=False`` keeps the record out of the store; ``out`` also writes it to a file; both
     are checked before the command starts (:class:`~tfres.errors.RecordError`,
-    :class:`~tfres.errors.StoreError`). ``grace_seconds`` is how long a tree asked to stop
-    has before SIGKILL. ``on_start(record)`` is called once the command runs.
-    ``instrument`` (default) injects tfres's start-up hook into a Python command: Keras
-    steps with their input wait, phases, notes (:mod:`tfres.devices.inject`); ``profile``
-    ``(A, B)`` writes a TensorBoard profile of train steps A-B to ``profile_dir``.
+    :class:`~tfres.errors.StoreError`), and so are ``gpus`` given by index
+    (:class:`~tfres.errors.NoGpuError` where NVML has no such GPU). ``grace_seconds`` is how
+    long a tree asked to stop has before SIGKILL. ``on_start(record)`` is called once the
+    command runs. ``instrument`` (default) injects tfres's start-up hook into a Python
+    command: Keras steps with their input wait, phases, notes (:mod:`tfres.devices.inject`);
+    ``profile`` ``(A, B)`` writes a TensorBoard profile of train steps A-B to ``profile_dir``.
     Raises :class:`CommandNotFoundError` (exit status 127/126) when the command cannot start;
     nothing is recorded then. ``interval`` below :data:`MIN_INTERVAL_SECONDS` is a ValueError.
 
@@ -168,6 +169,10 @@ def watch(
         from tfres.sampler.gpu_poll import visible_gpu_indices
 
         gpus = visible_gpu_indices(child_env["CUDA_VISIBLE_DEVICES"]) or True
+    elif gpus is not True and gpus is not False:
+        from tfres.sampler.gpu_poll import check_gpu_indices
+
+        check_gpu_indices(gpus)
     record = Record(
         kind="run", label=label, command=argv, job=job, worker=worker, interval_seconds=interval
     )

@@ -96,6 +96,18 @@ GPU_METRICS: tuple[tuple[str, str, str, float], ...] = (
         1,
     ),
     (
+        "tfres_gpu_engine_active_ratio",
+        "Compute engine running kernels, 0-1 (NVML GPM; copies left out; Hopper on).",
+        "engine_active_percent",
+        0.01,
+    ),
+    (
+        "tfres_gpu_sm_active_ratio",
+        "Share of SMs busy, 0-1 (NVML GPM; Hopper on).",
+        "sm_active_percent",
+        0.01,
+    ),
+    (
         "tfres_gpu_process_memory_used_bytes",
         "GPU memory held by the watched processes.",
         "process_memory_used_bytes",
