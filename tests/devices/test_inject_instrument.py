@@ -108,6 +108,10 @@ model.fit(batches(), steps_per_epoch=40, verbose=0)
 
 def _run(tmp_path: Path, python: str, script: str, *options: str) -> tuple[Record, str]:
     pytest.importorskip("tensorflow")
+    return _run_any(tmp_path, python, script, *options)
+
+
+def _run_any(tmp_path: Path, python: str, script: str, *options: str) -> tuple[Record, str]:
     path = tmp_path / "train.py"
     path.write_text(textwrap.dedent(script))
     out = tmp_path / "run.json"
@@ -203,6 +207,31 @@ def test_startup_only_script_gets_no_training_advice(tmp_path: Path, python: str
     assert not rules & {"cpu_single_core", "cpu_bound", "input_bound", "compute_bound"}
     assert any(n.startswith("no steps:") for n in record.notes)
     assert "import tensorflow" in _names(record)
+
+
+def test_a_pytorch_program_gets_its_import_then_one_phase_of_work(
+    tmp_path: Path, python: str
+) -> None:
+    # the hook only watches `import torch` happen: a package of that name, slow to import as
+    # PyTorch is, stands in for it here (no TensorFlow needed)
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text("import time\ntime.sleep(0.4)\n")
+    script = (
+        "import time\nimport torch\nend = time.time() + 1.0\nwhile time.time() < end:\n    pass\n"
+    )
+    record, _ = _run_any(tmp_path, python, script)
+    phases = {p.name: p for p in record.phases}
+    assert set(phases) == {"import torch", "start-up", "PyTorch program"}
+    imported = phases["import torch"]
+    assert 0.35 <= imported.end_seconds - imported.start_seconds <= 1.5
+    assert phases["start-up"].end_seconds == phases["PyTorch program"].start_seconds
+    assert abs(phases["start-up"].end_seconds - imported.end_seconds) < 0.01
+    work = phases["PyTorch program"]
+    assert 0.9 <= work.end_seconds - work.start_seconds <= 3.0
+    facts = run_facts(record)
+    assert facts.framework == "pytorch"
+    assert facts.window == (work.start_seconds, work.end_seconds)  # the rules judge the work
+    assert any("uses PyTorch" in n for n in record.notes)
 
 
 def test_custom_loop_steps_with_tf_data_wait(tmp_path: Path, python: str) -> None:

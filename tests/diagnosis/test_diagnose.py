@@ -170,6 +170,28 @@ def test_one_core_pegged_band(proc: float, fires: bool) -> None:
     assert ("cpu_single_core" in rules_of(found)) is fires
 
 
+@pytest.mark.parametrize(
+    ("phase", "words", "not_words"),
+    [
+        (None, "@tf.function", "torch"),
+        ("PyTorch program", "DataLoader", "tf."),
+        ("JAX program", "jax.jit", "@tf.function"),
+    ],
+)
+def test_cpu_advice_speaks_the_programs_framework(phase, words, not_words) -> None:
+    from tfres.timeline import Phase
+
+    pegged = S.record(fp=S.fingerprint(cores=4), samples_=S.samples(cores=4, process_cpu=100))
+    busy = S.record(samples_=S.samples(process_cpu=200))
+    for r in (pegged, busy):
+        if phase:  # as the start-up hook records a program on that framework
+            r.phases = [Phase("start-up", 0.0, 0.2), Phase(phase, 0.2, r.samples[-1].t_seconds)]
+    (single,) = [f for f in diagnose(pegged) if f.rule == "cpu_single_core"]
+    (bound,) = [f for f in diagnose(busy) if f.rule == "cpu_bound"]
+    assert words in single.fix and not_words not in single.fix + bound.fix
+    assert phase is None or "keras" not in bound.fix
+
+
 def test_thread_starved_names_the_variables_and_replaces_one_core_pegged() -> None:
     fp = S.fingerprint(env={"OMP_NUM_THREADS": "1", "TF_NUM_INTRAOP_THREADS": "1"})
     found = diagnose(S.record(fp=fp, samples_=S.samples(process_cpu=99)))

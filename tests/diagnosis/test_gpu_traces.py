@@ -80,3 +80,53 @@ def test_tensorflows_gpu0_peak_is_judged_against_the_gpu_nvml_calls_1(fake_nvml)
     found = {f.rule: f for f in diagnose(record)}
     # 15 GiB is 94% of the 16 GiB GPU 1, which TensorFlow used, not 19% of GPU 0's 80 GiB
     assert "GPU 1 memory nearly full" in found["gpu_memory_peak"].title
+
+
+def _pytorch_findings(gpus: list[list]) -> dict:
+    """A PyTorch program as the start-up hook records it: its import, then one phase of work."""
+    from tfres.timeline import Phase
+
+    fp = S.fingerprint(tf_installed=False, gpus=[{"index": 0, "name": "NVIDIA H200",
+                                                  "memory_total_bytes": TOTAL}])  # fmt: skip
+    record = S.record(fp=fp, samples_=S.samples(n=len(gpus), process_cpu=100, gpus=gpus))
+    end = record.samples[-1].t_seconds
+    record.phases = [
+        Phase("import torch", 0.1, 0.5),
+        Phase("start-up", 0.0, 0.5),
+        Phase("PyTorch program", 0.5, end),
+    ]
+    return {f.rule: f for f in diagnose(record)}
+
+
+def test_a_pytorch_program_gets_pytorch_advice(fake_nvml):
+    own = [2 * GiB] * N
+    underused = _pytorch_findings(_trace(fake_nvml, util=38.0, own=own))["gpu_underused"]
+    assert "38% busy" in underused.title
+    assert "DataLoader" in underused.fix and "steps_per_execution" not in underused.fix
+    assert underused.span[0] == 0.5  # the work after `import torch`, not the import
+    idle = _pytorch_findings(_trace(fake_nvml, util=1.0, own=own))["gpu_idle"]
+    assert "torch.cuda.is_available()" in idle.fix and "tf." not in idle.fix
+
+
+def test_a_gpu_busy_copying_is_told_apart_from_one_computing(fake_nvml):
+    # as an H200 read a program that only copied host to device: utilization 97%, the
+    # performance monitor's compute engine ~0% (docs/benchmarks/gpu.md)
+    own = [18 * GiB] * N
+    trace = _trace(fake_nvml, util=97.0, own=own, engine_active_percent=0.5)
+    found = _pytorch_findings(trace)
+    copy = found["gpu_copy_bound"]
+    assert "97% utilization, kernels 0%" in copy.title
+    assert "pin_memory=True" in copy.fix
+    assert "gpu_underused" not in found and "gpu_idle" not in found
+    # the same utilization where the engine ran the kernels: nothing to flag
+    busy = _pytorch_findings(_trace(fake_nvml, util=97.0, own=own, engine_active_percent=95.0))
+    assert "gpu_copy_bound" not in busy and "gpu_underused" not in busy
+
+
+def test_underuse_is_judged_on_the_compute_engine_where_the_gpu_reports_it(fake_nvml):
+    own = [2 * GiB] * N
+    found = _pytorch_findings(_trace(fake_nvml, util=60.0, own=own, engine_active_percent=30.0))
+    underused = found["gpu_underused"]
+    assert "30% busy" in underused.title and "compute engine active (NVML GPM) 30%" in (
+        underused.evidence
+    )

@@ -248,6 +248,19 @@ def test_tensorflow_missing_fails(real_fp):
     assert exit_status(checks) == 1
 
 
+def test_tensorflow_missing_on_a_gpu_machine_asks_for_the_cuda_build(real_fp):
+    # as seen on an H200 with PyTorch and no TensorFlow (docs/benchmarks/gpu.md)
+    fp = replace(
+        real_fp,
+        tensorflow={"installed": False, "reason": "TensorFlow is not installed"},
+        gpus=[{"index": 0, "name": "NVIDIA H200", "memory_total_bytes": 141 * 2**30}],
+    )
+    check = _by_name(doctor(fp=fp))["tensorflow_installed"]
+    assert check.status == "fail"
+    assert "NVML sees 1 GPU(s) (NVIDIA H200)" in check.evidence
+    assert check.fix.startswith("pip install 'tfres[gpu]'") and "tfres[cpu]" not in check.fix
+
+
 def test_warn_is_not_a_failure():
     assert exit_status([Check("a", "warn", "e", "f"), Check("b", "ok", "e")]) == 0
     assert exit_status([Check("a", "fail", "e", "f")]) == 1

@@ -206,6 +206,16 @@ class RunFacts:
     input_wait_fraction: float | None
 
     @property
+    def framework(self) -> str:
+        """``"pytorch"`` or ``"jax"`` for a program the start-up hook saw run on that framework
+        without TensorFlow (its ``PyTorch program``/``JAX program`` phase), else
+        ``"tensorflow"``: the rules word their fixes for it."""
+        names = {p.name for p in self.record.phases}
+        return next(
+            (fw for name, fw in OTHER_FRAMEWORK_PHASES.items() if name in names), "tensorflow"
+        )
+
+    @property
     def fingerprint(self) -> dict[str, Any]:
         return self.record.fingerprint or {}
 
@@ -256,6 +266,9 @@ def input_wait_fraction(steps: Sequence[dict[str, Any]]) -> float | None:
 TRAINING_KINDS = ("fit", "loop", None)
 #: the phases (written by ``tfres run``'s hook) that are training
 TRAINING_PHASES = ("fit", "training loop")
+#: the phase the start-up hook writes for a program on a framework it does not instrument:
+#: all that follows the framework's import, judged as the run's work
+OTHER_FRAMEWORK_PHASES = {"PyTorch program": "pytorch", "JAX program": "jax"}
 
 
 def training_steps(steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -297,6 +310,8 @@ def _is_bench_phase(name: str) -> bool:
 
 _HOOK_PHASES = (
     "import tensorflow",
+    "import torch",
+    "import jax",
     "set-up",
     "start-up",
     "first step",

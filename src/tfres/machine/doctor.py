@@ -75,13 +75,15 @@ def _tensorflow_installed(fp: Fingerprint) -> Check:
             "tensorflow_installed", "skip", "TensorFlow was not fingerprinted", title=title
         )
     if not tf.get("installed"):
-        return Check(
-            "tensorflow_installed",
-            "fail",
-            tf.get("reason") or "TensorFlow is not installed",
-            "pip install 'tfres[cpu]'  (or 'tfres[gpu]' on a machine with an NVIDIA GPU)",
-            title,
-        )
+        reason = tf.get("reason") or "TensorFlow is not installed"
+        names = sorted({str(g.get("name")) for g in fp.gpus or []})
+        if names:  # NVML sees a GPU: the CUDA build, with its CUDA and cuDNN wheels
+            evidence = f"{reason}; NVML sees {len(fp.gpus)} GPU(s) ({', '.join(names)})"
+            fix = "pip install 'tfres[gpu]'  (TensorFlow with its CUDA and cuDNN libraries)"
+        else:
+            evidence = reason
+            fix = "pip install 'tfres[cpu]'  (or 'tfres[gpu]' on a machine with an NVIDIA GPU)"
+        return Check("tensorflow_installed", "fail", evidence, fix, title)
     if tf.get("error"):
         return Check(
             "tensorflow_installed",

@@ -86,6 +86,7 @@ class Instrument:
         self.iterator_wait = 0.0
         self.noted = set()
         self.modules = set()
+        self.other_import_end = {}  # "torch"/"jax" -> when its import ended
 
     def phase(self, name, start, end, **extra):
         line = {"event": "phase", "name": name, "start_monotonic": start, "end_monotonic": end}
@@ -219,9 +220,16 @@ def _after_keras(keras, start, end):
     patch_keras(keras, INSTRUMENT)
 
 
+#: frameworks tfres does not instrument, by module: their programs get a phase of their own
+OTHER_FRAMEWORKS = {"torch": "PyTorch", "jax": "JAX"}
+
+
 def _after_other(name):
     def after(module, start, end):
         INSTRUMENT.modules.add(name)
+        if name not in INSTRUMENT.other_import_end:
+            INSTRUMENT.other_import_end[name] = end
+            INSTRUMENT.phase("import %s" % name, start, end)
 
     return after
 
@@ -345,16 +353,33 @@ def _at_exit():
         if INSTRUMENT.last_work_end is not None:
             INSTRUMENT.phase("after training", INSTRUMENT.last_work_end, now)
         elif INSTRUMENT.first_step is None:
-            INSTRUMENT.phase("start-up", INSTRUMENT.t_start, now)
+            other = _other_framework()
+            if other is None:
+                INSTRUMENT.phase("start-up", INSTRUMENT.t_start, now)
+            else:  # its work is what follows the framework's import
+                name, end = other
+                INSTRUMENT.phase("start-up", INSTRUMENT.t_start, end)
+                INSTRUMENT.phase("%s program" % OTHER_FRAMEWORKS[name], end, now)
             INSTRUMENT.note(_why_no_steps())
     except Exception as err:
         INSTRUMENT.failed("writing the phases at exit", err)
 
 
+def _other_framework():
+    """(module, import end) of the first PyTorch/JAX import in a program without TensorFlow."""
+    if "tensorflow" in INSTRUMENT.modules or not INSTRUMENT.other_import_end:
+        return None
+    return min(INSTRUMENT.other_import_end.items(), key=lambda item: item[1])
+
+
 def _why_no_steps():
     mods = INSTRUMENT.modules
-    if "torch" in mods and "tensorflow" not in mods:
-        return "no steps: the program uses PyTorch; tfres instruments TensorFlow/Keras only"
+    other = _other_framework()
+    if other is not None:
+        return (
+            "no steps: the program uses %s; tfres instruments TensorFlow/Keras only, so all "
+            "that follows `import %s` is one phase" % (OTHER_FRAMEWORKS[other[0]], other[0])
+        )
     if "tensorflow" not in mods:
         return "no steps: the program never imported TensorFlow"
     if "keras" not in mods and not INSTRUMENT.loops:

@@ -23,12 +23,13 @@ from tfres.diagnosis.rules.cpu import (
     threads_starved,
 )
 from tfres.diagnosis.rules.gpu import (
+    gpu_copy_bound,
     gpu_idle,
     gpu_memory_peak,
     gpu_not_used,
-    gpu_throttled,
     gpu_underused,
 )
+from tfres.diagnosis.rules.gpu_clocks import gpu_throttled
 from tfres.diagnosis.rules.input import input_bound
 from tfres.diagnosis.rules.memory import (
     memory_growth,
@@ -68,6 +69,7 @@ RULES: list[Rule] = [
     cpu_bound,
     gpu_idle,
     gpu_underused,
+    gpu_copy_bound,
     gpu_memory_peak,
     gpu_throttled,
     streaming,

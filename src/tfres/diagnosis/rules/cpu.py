@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tfres.diagnosis.facts import RunFacts, background_cores, capacity, mean, percentile
+from tfres.diagnosis.rules.advice import CPU_BOUND_FIX, SINGLE_CORE_TEXT
 from tfres.diagnosis.rules.base import Finding, cores, pct, span_text
 from tfres.diagnosis.rules.input import INPUT_BOUND_HIGH
 
@@ -129,11 +130,7 @@ def cpu_bound(facts: RunFacts) -> Iterator[Finding]:
                 if on_gpu
                 else "the computation itself fills the CPU: it is compute-bound on this host"
             ),
-            fix=(
-                "move the work to a GPU (pip install 'tensorflow[and-cuda]'), or cut it: "
-                "mixed precision keras.mixed_precision.set_global_policy('mixed_bfloat16'), "
-                "XLA model.compile(..., jit_compile=True), a smaller model"
-            ),
+            fix=CPU_BOUND_FIX[facts.framework],
             span=facts.window,
             impact=share,
         )
@@ -159,15 +156,8 @@ def cpu_bound(facts: RunFacts) -> Iterator[Finding]:
             evidence=(
                 f"the watched processes averaged {avg:.0f}% CPU (p95 {p95:.0f}%), {window}{extra}"
             ),
-            cause=(
-                "a single thread does the work: Python code holding the GIL (a Python loop, "
-                "a py_function or generator in the input pipeline, per-step Python overhead)"
-            ),
-            fix=(
-                "run the step as a graph: @tf.function (or model.compile(..., "
-                "steps_per_execution=32)); move Python preprocessing into "
-                "dataset.map(fn, num_parallel_calls=tf.data.AUTOTUNE)"
-            ),
+            cause=SINGLE_CORE_TEXT[facts.framework][0],
+            fix=SINGLE_CORE_TEXT[facts.framework][1],
             span=facts.window,
             impact=1.0 - 1.0 / usable,
         )

@@ -1,5 +1,6 @@
-"""GPU rules: a GPU the run could not use, a GPU left idle or underused, the allocator near
-the GPU's memory, other processes on the GPU, and clocks throttled for power or heat.
+"""GPU rules: a GPU the run could not use, a GPU left idle, underused or busy copying, the
+allocator near the GPU's memory, and other processes on the GPU (clocks:
+:mod:`.gpu_clocks`).
 
 GPU readings come from NVML (``Sample.gpus``, the same figures as ``nvidia-smi``); what
 TensorFlow sees comes from the fingerprint's ``tensorflow.physical_devices``. TensorFlow's
@@ -20,21 +21,23 @@ from collections.abc import Iterator
 from typing import Any
 
 from tfres.diagnosis.facts import RunFacts, mean
+from tfres.diagnosis.rules.advice import COPY_FIX, IDLE_TEXT, UNDERUSED_FIX
 from tfres.diagnosis.rules.base import Finding, pct, seconds, size, span_text
 
 __all__ = [
     "gpu_not_used",
     "gpu_idle",
     "gpu_underused",
+    "gpu_copy_bound",
     "gpu_memory_peak",
-    "gpu_throttled",
+    "gpu_series",
     "GPU_IDLE_UTIL_PERCENT",
     "GPU_UNDERUSED_UTIL_PERCENT",
     "GPU_SPARE_MEMORY_SHARE",
     "TRANSFER_BOUND_RATIO",
+    "COPY_BOUND_RATIO",
     "GPU_MEMORY_NEAR_FULL",
     "GPU_OTHERS_MEMORY_SHARE",
-    "THROTTLE_MIN_SHARE",
     "GPU_RESERVED_SHARE",
 ]
 
@@ -42,6 +45,8 @@ __all__ = [
 GPU_IDLE_UTIL_PERCENT = 5.0
 #: Below 50% mean utilization the GPU spends most of the run waiting on the host.
 GPU_UNDERUSED_UTIL_PERCENT = 50.0
+#: Utilization at least twice the compute engine's activity (NVML GPM): the rest is copies.
+COPY_BOUND_RATIO = 2.0
 #: Less than half the GPU memory used: room for a larger batch.
 GPU_SPARE_MEMORY_SHARE = 0.50
 #: Host-to-device copy taking >= half the compute time: the transfer, not the math, is the cost.
@@ -51,20 +56,9 @@ TRANSFER_BOUND_RATIO = 0.5
 GPU_MEMORY_NEAR_FULL = 0.90
 #: Other processes holding >= 25% of a GPU's memory shrink what the run can use.
 GPU_OTHERS_MEMORY_SHARE = 0.25
-#: Power or thermal throttling in >= 10% of the GPU samples is more than a passing spike.
-THROTTLE_MIN_SHARE = 0.10
-
 #: TensorFlow's default reservation: the run holds >= 85% of a GPU's memory (TF takes all
 #: but a few hundred MiB) without memory growth
 GPU_RESERVED_SHARE = 0.85
-#: the reasons that mean clocks were held back. ``sw_power_cap`` alone is not among them: a
-#: GPU running flat out sits at its power limit and NVML reports it in nearly every sample
-_THROTTLE_ALARMS = (
-    "hw_slowdown",
-    "sw_thermal_slowdown",
-    "hw_thermal_slowdown",
-    "hw_power_brake_slowdown",
-)
 
 
 def _tf_device_of(facts: RunFacts, index: int) -> str | None:
@@ -112,7 +106,8 @@ def _tf_gpus(facts: RunFacts) -> list[dict[str, Any]] | None:
     return [d for d in devices if isinstance(d, dict) and d.get("device_type") == "GPU"]
 
 
-def _gpu_series(facts: RunFacts) -> dict[int, list[Any]]:
+def gpu_series(facts: RunFacts) -> dict[int, list[Any]]:
+    """Each GPU's readings in the rules' window, by NVML index."""
     series: dict[int, list[Any]] = {}
     for s in facts.active:
         for g in s.gpus:
@@ -157,7 +152,7 @@ def gpu_not_used(facts: RunFacts) -> Iterator[Finding]:
 
 def gpu_idle(facts: RunFacts) -> Iterator[Finding]:
     """GPUs sampled, TensorFlow sees them, yet every one averaged < 5% utilization."""
-    series = _gpu_series(facts)
+    series = gpu_series(facts)
     if not series or _tf_gpus(facts) == []:
         return
     utils = {i: mean(g.util_percent for g in gs) for i, gs in series.items()}
@@ -180,14 +175,8 @@ def gpu_idle(facts: RunFacts) -> Iterator[Finding]:
             f"{size(max(held)) if held else 'none'}; its CPU averaged "
             f"{'n/a' if cpu is None else f'{cpu:.0f}%'}"
         ),
-        cause=(
-            "the model ran on the CPU (ops pinned with tf.device('/CPU:0'), NumPy/scikit-learn "
-            "work, or a CPU-only TensorFlow in the child's environment)"
-        ),
-        fix=(
-            "print(tf.config.list_physical_devices('GPU')); "
-            "tf.debugging.set_log_device_placement(True)"
-        ),
+        cause=IDLE_TEXT[facts.framework][0],
+        fix=IDLE_TEXT[facts.framework][1],
         span=facts.window,
         impact=0.9,
     )
@@ -216,7 +205,7 @@ def _transfer(facts: RunFacts) -> tuple[str, float, float] | None:
 
 def gpu_underused(facts: RunFacts) -> Iterator[Finding]:
     """5-50% mean utilization with spare memory, or a transfer as long as the compute."""
-    series = _gpu_series(facts)
+    series = gpu_series(facts)
     transfer = _transfer(facts)
     if transfer:
         name, t, c = transfer
@@ -238,7 +227,8 @@ def gpu_underused(facts: RunFacts) -> Iterator[Finding]:
             impact=min(1.0, t / (t + c)),
         )
     for index, gs in series.items():
-        util = mean(g.util_percent for g in gs)
+        # the compute engine's activity where the GPU reports it (GPM): copies left out
+        util = _busy_percent(gs)
         total = next((g.memory_total_bytes for g in gs if g.memory_total_bytes), None)
         if util is None or not (GPU_IDLE_UTIL_PERCENT <= util < GPU_UNDERUSED_UTIL_PERCENT):
             continue
@@ -251,20 +241,57 @@ def gpu_underused(facts: RunFacts) -> Iterator[Finding]:
             severity="warning",
             title=f"GPU {index} underused: {util:.0f}% busy{free_text}",
             evidence=(
-                f"GPU {index} mean utilization {util:.0f}%, {memory_text}, "
+                f"GPU {index} {_busy_words(gs)} {util:.0f}%, {memory_text}, "
                 f"{span_text(facts.window)}"
             ),
             cause=(
                 "each step gives the GPU too little work: a small batch, per-step Python overhead, "
                 "or the host feeding it too slowly"
             ),
-            fix=(
-                "raise the batch size (tfres batch-size script.py:build_model), run several steps "
-                "per call: model.compile(..., steps_per_execution=32, jit_compile=True), and "
-                "prefetch"
-            ),
+            fix=UNDERUSED_FIX[facts.framework],
             span=facts.window,
             impact=1.0 - util / 100.0,
+        )
+
+
+def _busy_percent(gs: list[Any]) -> float | None:
+    """How busy a GPU was: its compute engine (NVML GPM, Hopper on) where read, else
+    NVML's utilization, which counts copies too."""
+    engine = mean(g.engine_active_percent for g in gs)
+    return engine if engine is not None else mean(g.util_percent for g in gs)
+
+
+def _busy_words(gs: list[Any]) -> str:
+    """What :func:`_busy_percent` measured, in words."""
+    if mean(g.engine_active_percent for g in gs) is not None:
+        return "compute engine active (NVML GPM)"
+    return "mean utilization"
+
+
+def gpu_copy_bound(facts: RunFacts) -> Iterator[Finding]:
+    """Utilization at least twice the compute engine's activity (GPM): the GPU was copying."""
+    for index, gs in gpu_series(facts).items():
+        util = mean(g.util_percent for g in gs)
+        engine = mean(g.engine_active_percent for g in gs)
+        if util is None or engine is None or util < GPU_UNDERUSED_UTIL_PERCENT:
+            continue
+        if util < COPY_BOUND_RATIO * engine:
+            continue
+        rx = mean(g.pcie_rx_bytes_per_second for g in gs)
+        yield Finding(
+            rule="gpu_copy_bound",
+            severity="warning",
+            title=f"GPU {index} busy copying: {util:.0f}% utilization, kernels {engine:.0f}%",
+            evidence=(
+                f"GPU {index} utilization {util:.0f}% (nvidia-smi's utilization.gpu, which "
+                f"counts copies), its compute engine active {engine:.0f}% (NVML GPM)"
+                + (f"; PCIe to the GPU {rx / 1e9:.1f} GB/s on average" if rx else "")
+                + f", {span_text(facts.window)}"
+            ),
+            cause="data crossing PCIe keeps the GPU busy while its kernels wait for it",
+            fix=COPY_FIX[facts.framework],
+            span=facts.window,
+            impact=1.0 - engine / 100.0,
         )
 
 
@@ -351,7 +378,7 @@ def gpu_memory_peak(facts: RunFacts) -> Iterator[Finding]:
     for g in facts.fingerprint.get("gpus") or []:
         if isinstance(g, dict) and isinstance(g.get("memory_total_bytes"), int):
             totals.setdefault(int(g.get("index", 0)), g["memory_total_bytes"])
-    series = _gpu_series(facts)
+    series = gpu_series(facts)
     for index, total in sorted(totals.items()):
         peak, source = _allocator_peak(facts, index, series.get(index, []))
         if peak >= GPU_MEMORY_NEAR_FULL * total:
@@ -407,41 +434,3 @@ def gpu_memory_peak(facts: RunFacts) -> Iterator[Finding]:
                 span=facts.window,
                 impact=held / total,
             )
-
-
-def gpu_throttled(facts: RunFacts) -> Iterator[Finding]:
-    """Thermal or hardware slowdowns in >= 10% of a GPU's samples (NVML); ``sw_power_cap``
-    alone, a GPU working at its power limit, is not one."""
-    for index, gs in _gpu_series(facts).items():
-        hits = [g for g in gs if any(r in _THROTTLE_ALARMS for r in g.throttle_reasons)]
-        if not gs or len(hits) / len(gs) < THROTTLE_MIN_SHARE:
-            continue
-        reasons = sorted({r for g in hits for r in g.throttle_reasons if r in _THROTTLE_ALARMS})
-        clocks = [g.sm_clock_mhz for g in gs if g.sm_clock_mhz]
-        temps = [g.temperature_celsius for g in gs if g.temperature_celsius is not None]
-        power = [g.power_watts for g in gs if g.power_watts is not None]
-        parts = [f"{', '.join(reasons)} in {pct(len(hits) / len(gs))} of GPU {index}'s samples"]
-        if clocks:
-            parts.append(f"SM clock {min(clocks)}-{max(clocks)} MHz")
-        if temps:
-            parts.append(f"up to {max(temps):.0f} C")
-        if power:
-            parts.append(f"up to {max(power):.0f} W")
-        thermal = any("thermal" in r.lower() for r in reasons)
-        yield Finding(
-            rule="gpu_throttled",
-            severity="warning",
-            title=f"GPU {index} throttled for {'temperature' if thermal else 'power'}",
-            evidence="; ".join(parts) + f", {span_text(facts.window)}",
-            cause=(
-                "the GPU lowered its clocks because it ran hot (cooling, airflow, dust)"
-                if thermal
-                else "the GPU's hardware slowed its clocks (a power brake or slowdown signal)"
-            ),
-            fix=(
-                "nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER  # check cooling and the power "
-                "limit (nvidia-smi -pl needs admin rights)"
-            ),
-            span=facts.window,
-            impact=len(hits) / len(gs),
-        )
