@@ -47,7 +47,10 @@ from pathlib import Path
 from typing import Any
 
 PYTHON = sys.executable
-TFRES = str(Path(sys.executable).with_name("tfres"))
+#: the tfres command: the script beside this interpreter, else ``python -m tfres`` (tfres on
+#: PYTHONPATH only, as on a machine where it is not installed)
+_SCRIPT = Path(sys.executable).with_name("tfres")
+TFRES = [str(_SCRIPT)] if _SCRIPT.exists() else [PYTHON, "-m", "tfres"]
 
 FLOOR = textwrap.dedent(
     """
@@ -247,7 +250,7 @@ def fit_ratio(pairs: int, samples: int, env: dict[str, str]) -> dict:
     """Throughput of a Keras fit under `tfres run --interval 0.1` over the same fit bare."""
     env = {**env, "BENCH_SAMPLES": str(samples)}
     bare = [PYTHON, "-c", FIT]
-    watched = [TFRES, "run", "--no-store", "--interval", "0.1", "--", *bare]
+    watched = [*TFRES, "run", "--no-store", "--interval", "0.1", "--", *bare]
 
     def throughput(argv: list[str]) -> float:
         out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
@@ -336,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         print("| watcher | CPU, % of one core (median) | min-max |")
         print("|---|---|---|")
         with tempfile.TemporaryDirectory(prefix="tfres-bench-mlflow-") as store:
-            tfres = [PYTHON, "-m", "tfres"] if args.baseline else [TFRES]
+            tfres = [PYTHON, "-m", "tfres"] if args.baseline else TFRES
             for name, make_argv, skipped in watchers(store, tfres):
                 is_tfres = name.startswith("tfres run")
                 if args.only_tfres and not is_tfres:
