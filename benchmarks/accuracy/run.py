@@ -1,7 +1,8 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``heldout/``, the reported one; ``scripts/`` and ``tuning/``,
+For each script of the set (``heldout/``, the reported one; ``fresh/``, written after the
+method of session 20 was settled and never used to shape it; ``scripts/`` and ``tuning/``,
 where the diagnosis was tuned):
 
 1. truth: ``python SCRIPT --truth`` outside tfres; scripts that can, time the full step and
@@ -65,12 +66,18 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "eval_final_predict": ("evaluation", ("phase_share:Evaluation",), ()),
     "checkpoint_every_batch": ("checkpoint saves", ("phase_share:Model and checkpoint",), ()),
     "memory_keeps_outputs": ("memory growth", ("memory_growth",), ("--memory-budget", "4GiB")),
+    # fresh/: written after the method was settled (session 20), never used to shape it
+    "input_numpy_function_crop": ("input", ("input_bound",), ()),
+    "input_npy_files_generator": ("input", ("input_bound",), ()),
+    "input_parallel_png_decode": ("input", ("input_bound",), ()),
+    "compute_gru_cached": ("compute", ("cpu_bound", "compute_bound"), ()),
 }
 #: the throughput scripts the cost is measured on, per set (--ab-scripts overrides)
 AB_SCRIPTS = {
     "scripts": ("input_slow_generator", "compute_dense"),
     "tuning": ("tune_generator", "tune_compute"),
     "heldout": ("input_custom_loop_py_function", "compute_mlp_numpy", "input_generator_tokenize"),
+    "fresh": ("input_parallel_png_decode", "compute_gru_cached"),
 }
 
 
@@ -147,6 +154,9 @@ def check(script: Path, tmp: Path) -> dict:
         "error_points": None if want is None or measured is None else 100 * (measured - want),
         "steps_recorded": len(record.steps),
         "notes": record.notes,
+        # the figures behind both sides, for reading an error (JSON only)
+        "truth_figures": truth,
+        "profile": record.extra.get("profile"),
     }
 
 
@@ -163,7 +173,9 @@ def cost(script: Path, pairs: int, tmp: Path) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--set", choices=("scripts", "tuning", "heldout"), default="scripts")
+    parser.add_argument(
+        "--set", choices=("scripts", "tuning", "heldout", "fresh"), default="scripts"
+    )
     parser.add_argument("--only", default=None, help="comma-separated script names")
     parser.add_argument("--ab", type=int, default=0, help="interleaved A/B pairs for the cost")
     parser.add_argument("--ab-scripts", default=None, help="comma-separated: the cost's scripts")

@@ -73,6 +73,7 @@ def test_the_captured_step_and_its_timing_leave_training_as_it_was(
     times = alone.measure(_tfres_xplane.CALL_MARKER, 1.0)
     assert alone.state == "measured" and notes == []
     assert times and all(0 < t < 5 for t in times)
+    assert 3 <= len(alone.plain_times) <= 10 and all(0 < t < 5 for t in alone.plain_times)
     # the same batches in the same order, and every variable put back after the timing
     assert plain_history.history["loss"] == timed_history.history["loss"]
     for before, now, reference in zip(after_fit, _state(timed), _state(plain), strict=True):
@@ -122,7 +123,15 @@ def test_a_distribution_strategy_or_a_big_model_is_a_note_not_a_timing(
     assert other.state == "skipped" and "distribution strategy" in notes[-1]
 
 
-def _step(duration: float, inputs: float, compute: float, running: float) -> dict[str, Any]:
+def _step(
+    duration: float,
+    inputs: float,
+    compute: float,
+    running: float,
+    *,
+    blocked: float = 0.0,
+    pipeline: float = 0.0,
+) -> dict[str, Any]:
     return {
         "kind": "fit",
         "step": 0,
@@ -131,24 +140,57 @@ def _step(duration: float, inputs: float, compute: float, running: float) -> dic
         "compute_seconds": compute,
         "other_seconds": duration - inputs - compute,
         "running_seconds": running,
+        "blocked_seconds": blocked,
+        "gil_seconds": 0.0,
+        "pipeline_seconds": pipeline,
     }
 
 
-def test_running_time_above_the_step_alone_is_input() -> None:
-    # running times 5, 6, 9, 7: lower quartile 5; the call alone: lower quartile 2 -> 3 lost
-    steps = [_step(10, 4, 4, 5), _step(10, 3, 5, 6), _step(14, 4, 8, 9), _step(11, 3, 6, 7)]
-    out = _tfres_xplane.with_step_alone(steps, [2.0, 2.5, 9.0, 2.2])
-    assert [s["input_seconds"] for s in out] == [7, 6, 7, 6]
-    assert [s["compute_seconds"] for s in out] == [2, 3, 6, 4]
-    assert all(s["contention_seconds"] == 3 for s in out)
+def test_a_step_beside_a_working_pipeline_counts_what_it_ran_above_the_call_alone() -> None:
+    # no wait, the pipeline's threads busy for 6 of 10 s: running above the profiled call
+    # alone (lower quartile 2) is what the step lost to it
+    steps = [
+        _step(10, 1, 8, 5, pipeline=6),
+        _step(10, 1, 8, 6, pipeline=6),
+        _step(14, 1, 12, 9, pipeline=6),
+    ]
+    out = _tfres_xplane.with_step_alone(steps, [2.0, 2.5, 9.0, 2.2], [1.0, 1.1, 1.2])
+    assert [s["contention_seconds"] for s in out] == [3, 4, 7]
+    assert [s["input_seconds"] for s in out] == [4, 5, 8]
+    assert [s["compute_seconds"] for s in out] == [2, 2, 2]
     assert all(
         s["input_seconds"] + s["compute_seconds"] + s["other_seconds"] == s["duration_seconds"]
         for s in out
     )
 
 
+def test_a_step_with_no_pipeline_working_beside_it_lost_nothing_to_its_input() -> None:
+    # a compute-bound step slower than the call alone (another program, the machine): its
+    # pipeline did not wait and did not work beside it (1 of 10 s: under PIPELINE_SHARE)
+    (step,) = _tfres_xplane.with_step_alone([_step(10, 0.1, 9, 9, pipeline=1)], [2.0], [1.0])
+    assert step["contention_seconds"] == 0 and step["input_seconds"] == 0.1
+
+
+def test_a_step_that_waited_counts_all_it_ran_above_the_plain_call_as_input() -> None:
+    # a step that waits lasts as long as its pipeline takes: whatever slowed its math (the
+    # pipeline beside it, the profiler's own events) only shortened its wait. Profiled calls
+    # alone: 4; plain calls alone: 2. Step by step, running above 2 is input.
+    steps = [
+        _step(10, 5, 5, 5, blocked=5),
+        _step(10, 3, 7, 7, blocked=3),
+        _step(10, 8, 2, 2, blocked=8),
+    ]
+    out = _tfres_xplane.with_step_alone(steps, [4.0, 4.5, 5.0], [2.0, 2.2, 2.4])
+    assert [s["contention_seconds"] for s in out] == [3, 5, 0]
+    assert [s["input_seconds"] for s in out] == [8, 8, 8]
+    assert [s["compute_seconds"] for s in out] == [2, 2, 2]
+    # without plain calls (an older hook's record), the profiled ones
+    (old,) = _tfres_xplane.with_step_alone([_step(10, 5, 5, 5, blocked=5)], [4.0])
+    assert old["contention_seconds"] == 1
+
+
 def test_a_step_no_slower_than_alone_or_no_timing_is_read_as_traced() -> None:
-    steps = [_step(10, 1, 8, 8.5)]
+    steps = [_step(10, 1, 8, 8.5, pipeline=6)]
     assert _tfres_xplane.with_step_alone([dict(s) for s in steps], []) == steps
     (faster,) = _tfres_xplane.with_step_alone([dict(s) for s in steps], [9.0])
     assert faster["input_seconds"] == 1 and faster["contention_seconds"] == 0

@@ -126,3 +126,24 @@ def test_a_call_marker_in_the_trace_gives_the_running_time(tmp_path: Path) -> No
     (step,) = xplane.step_breakdown(trace)
     assert step["call_seconds"] == pytest.approx(9e-3)
     assert step["running_seconds"] == pytest.approx(5e-3)  # 9 ms less 4 ms blocked
+
+
+def test_the_pipelines_work_beside_a_step_is_summed_over_its_threads(tmp_path: Path) -> None:
+    """Ops on tf.data's threads (a decode, a py_function) are the pipeline's work; the
+    iterators' own spans (``Iterator::...``, ``...Consume``), which mostly wait, are not."""
+    trace = write_trace(
+        tmp_path / "t.xplane.pb",
+        {
+            "python": [("train", 0, 10), ("EagerLocalExecute: __inference_step", 0, 10)],
+            "tf_data_private_threadpool/1": [
+                ("ParallelMapV2/DecodePng:DecodePng", 0, 6),
+                ("ReadFile:ReadFile", 5, 7),  # overlaps the decode on the same thread: once
+                ("DecodePng:DecodePng", 12, 15),  # after the step
+            ],
+            "tf_data_private_threadpool/2": [("DecodePng:DecodePng", 2, 5)],
+            "tf_data_iterator_resource/1": [("Iterator::Root::Prefetch", 0, 10)],
+            "tf_data_iterator_get_next/1": [("PrefetchConsume", 0, 10)],
+        },
+    )
+    (step,) = xplane.step_breakdown(trace)
+    assert round(step["pipeline_seconds"] * 1e3, 3) == 10.0  # 0-7 on one thread, 2-5 on another

@@ -335,7 +335,9 @@ class _ProfileWindow:
             except Exception as err:  # read the trace all the same
                 alone = []
                 self.notes.append(f"the step alone (on a cached batch) was not timed: {err}")
-            steps = xplane.with_step_alone(read_profile(self.logdir)["steps"], alone)
+            steps = xplane.with_step_alone(
+                read_profile(self.logdir)["steps"], alone, self.alone.plain_times
+            )
             for s in steps:
                 step = self.steps.get(s["step"])
                 if step is not None:

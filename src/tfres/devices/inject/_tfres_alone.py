@@ -17,9 +17,10 @@ user's own ``fit``, without changing what the program computes:
 2. :meth:`StepAlone.measure`, once ``fit`` has returned (Keras's iterator, and with it the
    pipeline's threads, released; ``tfres run`` does it at exit): every variable of the
    model, its optimizer and its metrics is copied, the function runs 3 to 10 times on the
-   cached batch (more than 3 while they fit in the caller's budget), each call timed under
-   the profiler as the window's calls were, and every variable is assigned back. The model
-   is left exactly as ``fit`` left it.
+   cached batch (more than 3 while they fit in the caller's budget) with no profiler
+   (``plain_times``), then as many times under the profiler as the window's calls were
+   (``times``), and every variable is assigned back. The model is left exactly as ``fit``
+   left it.
 
 Not measured (a note says so): under a distribution strategy with more than one replica, for
 inputs that are not dense tensors (ragged, sparse), when the copy of the variables would
@@ -49,7 +50,8 @@ class StepAlone:
         self.model = None
         self.function = None
         self.cached = None  # the captured batches, repeated, as a dataset of the step's spec
-        self.times = []  # seconds of each timed call
+        self.times = []  # seconds of each timed call, under the profiler as in the window
+        self.plain_times = []  # the same calls with no profiler running
 
     # -- 1: capture a step's batch, during the step
     def arm(self, model):
@@ -105,10 +107,11 @@ class StepAlone:
 
     # -- 2: time the step on the cached batch, after fit
     def measure(self, call_marker, budget_seconds):
-        """Time the captured step alone, each call inside a ``call_marker`` TraceMe as in the
-        window, :data:`MIN_CALLS` to :data:`MAX_CALLS` calls, more only while they fit in
-        ``budget_seconds``; put every variable back. Returns the calls' times (seconds), or
-        None. Whatever happens, the model and the batch are let go."""
+        """Time the captured step alone: first with no profiler (``plain_times``), then each
+        call inside a ``call_marker`` TraceMe under the profiler as in the window, each
+        :data:`MIN_CALLS` to :data:`MAX_CALLS` calls, more only while they fit in half of
+        ``budget_seconds``; put every variable back. Returns the profiled calls' times
+        (seconds), or None. Whatever happens, the model and the batch are let go."""
         if self.state != "captured":
             return None
         self.state = "skipped"  # unless the calls below are timed
@@ -132,34 +135,52 @@ class StepAlone:
                 % (nbytes >> 20, MAX_COPY_BYTES >> 20)
             )
         saved = [v.numpy() for v in variables]
+        own = iter(self.cached)
+        marker = tf.profiler.experimental.Trace
+        profiling = False
         try:
-            # the window's steps ran under the profiler, which slows some steps by a third
-            # (an event per op): the step alone runs under it too, or the two do not compare
-            tf.profiler.experimental.start(tempfile.gettempdir())
-        except Exception as err:
-            return self._skip("the profiler could not be started (%s)" % err)
-        times = []
-        try:
-            own = iter(self.cached)
-            marker = tf.profiler.experimental.Trace
-            while len(times) < MIN_CALLS or (
-                len(times) < MAX_CALLS and sum(times) + times[-1] <= budget_seconds
-            ):
-                start = _clock()
+            _sync(self.function(own))  # the first call on a new iterator runs cold
+            # a step that waits for its input lasts as long as the pipeline takes, whatever
+            # the profiler adds to its math: against such steps the plain call is the one
+            self.plain_times = _calls(lambda: _sync(self.function(own)), budget_seconds / 2)
+            try:
+                # the window's steps ran under the profiler, which slows some steps by a third
+                # (an event per op): against steps that did not wait, the step alone runs
+                # under it too, or the two do not compare
+                tf.profiler.experimental.start(tempfile.gettempdir())
+                profiling = True
+            except Exception as err:
+                return self._skip("the profiler could not be started (%s)" % err)
+
+            def marked():
                 with marker(call_marker):  # as the window's calls are marked
                     _sync(self.function(own))
-                times.append(_clock() - start)
+
+            return _calls(marked, budget_seconds / 2)
         finally:
             for v, value in zip(variables, saved, strict=True):
                 v.assign(value)
-            tf.profiler.experimental.stop(save=False)
-        return times
+            if profiling:
+                tf.profiler.experimental.stop(save=False)
 
     def _skip(self, why):
         self.state = "skipped"
         self.cached = self.model = self.function = None
         self.note("the step alone (on a cached batch) was not timed: %s" % why)
         return None
+
+
+def _calls(call, budget_seconds):
+    """Seconds of :data:`MIN_CALLS` to :data:`MAX_CALLS` calls of ``call``, more than the
+    minimum only while they fit in ``budget_seconds``."""
+    times = []
+    while len(times) < MIN_CALLS or (
+        len(times) < MAX_CALLS and sum(times) + times[-1] <= budget_seconds
+    ):
+        start = _clock()
+        call()
+        times.append(_clock() - start)
+    return times
 
 
 # ---------------------------------------------------------------- tfres run's hook
@@ -185,8 +206,13 @@ def for_process(inst):
 
 
 def times():
-    """The process's timed calls of the step alone (empty if none)."""
+    """The process's timed calls of the step alone, under the profiler (empty if none)."""
     return _ONE[0].times if _ONE else []
+
+
+def plain_times():
+    """The same calls timed with no profiler running (empty if none)."""
+    return _ONE[0].plain_times if _ONE else []
 
 
 def after_fit(inst, stopping):
@@ -226,6 +252,7 @@ def time_now(inst, stopping):
                 "event": "step_alone",
                 "seconds": round(lower_quartile(calls), 9),
                 "calls_seconds": [round(t, 9) for t in calls],
+                "plain_calls_seconds": [round(t, 9) for t in one.plain_times],
                 "cost_seconds": round(time.monotonic() - start, 6),  # copies, profiler too
                 "start_monotonic": start,
             }

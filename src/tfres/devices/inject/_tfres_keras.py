@@ -375,7 +375,7 @@ def _read_profile(inst, logdir, user, window):
         inst.note("the profiler wrote no trace in %s" % logdir)
         return
     timed = alone.times()
-    steps = xplane.with_step_alone(xplane.step_breakdown(path), timed)
+    steps = xplane.with_step_alone(xplane.step_breakdown(path), timed, alone.plain_times())
     for s in steps:
         inst.events.write(
             {

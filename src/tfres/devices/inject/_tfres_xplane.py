@@ -84,6 +84,13 @@ def _is_pipeline_python(name, line_name):
     return line_name.startswith("tf_data") and name.rsplit(":", 1)[-1] in _PY_FUNC_OPS
 
 
+def _is_pipeline_op(name, line_name):
+    """An op the pipeline runs on one of tf.data's threads (``DecodePng:DecodePng``): its
+    work, as opposed to the iterators' own spans (``Iterator::Prefetch``, ``...Consume``),
+    which mostly wait."""
+    return line_name.startswith("tf_data") and ":" in name and "::" not in name
+
+
 def _events(plane):
     """(name, stats, start_ps, end_ps, line_id) for every event of a plane."""
     names = plane.event_metadata
@@ -115,7 +122,7 @@ def step_breakdown(path):
     for plane in space.planes:
         if not plane.name.startswith("/host:"):
             continue
-        markers, inputs, executes, python, calls = [], [], {}, [], {}
+        markers, inputs, executes, python, calls, pipeline = [], [], {}, [], {}, {}
         line_names = {line.id: line.name for line in plane.lines}
         for name, ev, stat_names, start, end, line_id in _events(plane):
             if name in _STEP_NAMES:
@@ -130,7 +137,10 @@ def step_breakdown(path):
                 executes.setdefault(line_id, []).append((start, end))
             elif _is_pipeline_python(name, line_names.get(line_id, "")):
                 python.append((start, end))
+            if _is_pipeline_op(name, line_names.get(line_id, "")):
+                pipeline.setdefault(line_id, []).append((start, end))
         python = _merged(python)
+        pipeline = {line: _merged(spans) for line, spans in pipeline.items()}
         for start, end, name, num, line_id in sorted(markers):
             duration = end - start
             blocked = _merged(
@@ -151,6 +161,9 @@ def step_breakdown(path):
                 "gil_seconds": gil / 1e12,
                 "compute_seconds": max(0, ran - waited) / 1e12,
                 "other_seconds": max(0, sum(e - s for s, e in gaps) - gil) / 1e12,
+                # the pipeline's work during the step, summed over its threads
+                "pipeline_seconds": sum(_overlap(spans, start, end) for spans in pipeline.values())
+                / 1e12,
             }
             call = [
                 (max(s, start), min(e, end))
@@ -191,25 +204,57 @@ def lower_quartile(values):
     return ordered[(len(ordered) - 1) // 4]
 
 
-def with_step_alone(steps, alone_calls):
+#: a step waited for its input when it spent this long, and this share of it, blocked in
+#: ``IteratorGetNext`` or held off by the pipeline's Python (a prefetched batch is dequeued
+#: in well under a millisecond)
+WAITED_SECONDS = 0.0005
+WAITED_SHARE = 0.05
+#: a step that did not wait ran beside its pipeline when the pipeline's threads worked for
+#: at least this share of it (their ops' time, summed over the threads)
+PIPELINE_SHARE = 0.25
+
+
+def waited(step):
+    """Whether ``step`` waited for its input (see :data:`WAITED_SECONDS`)."""
+    wait = step.get("blocked_seconds", 0.0) + step.get("gil_seconds", 0.0)
+    return wait >= max(WAITED_SECONDS, WAITED_SHARE * step["duration_seconds"])
+
+
+def with_step_alone(steps, alone_calls, plain_calls=()):
     """``steps`` with the train steps' slowdown by their own input counted as input.
 
     ``alone_calls`` are calls of the train function on a cached batch, each timed with no
-    pipeline running (:mod:`_tfres_alone`); a traced step's ``running_seconds`` is its call
-    of the same function (the hook's ``tfres_train_call`` marker) less the time blocked in
-    ``IteratorGetNext`` or held off by the pipeline's Python. The steps' running time above
-    the call alone, both taken at their lower quartile, is what a step lost to the pipeline
-    running beside it (cores, memory bandwidth): the trace marks no op for it. Each such
-    step counts that much more (at most its running time) as input, and says so in
-    ``contention_seconds``; its compute is at most the rest of its running time. Without a
-    timing, ``steps`` is returned as read."""
+    pipeline running and under the profiler as the window was, ``plain_calls`` the same
+    calls with no profiler (:mod:`_tfres_alone`); a traced step's ``running_seconds`` is its
+    call of the same function (the hook's ``tfres_train_call`` marker) less the time blocked
+    in ``IteratorGetNext`` or held off by the pipeline's Python. What a step ran above the
+    call alone is what it lost to the pipeline running beside it (cores, memory bandwidth):
+    the trace marks no op for it. Each such step counts that much more (at most its running
+    time) as input, and says so in ``contention_seconds``; its compute is at most the rest.
+    Step by step, the tf.data guide's full step against the step on a cached batch:
+
+    - a step that waited for its input (:func:`waited`) lasts as long as the pipeline takes:
+      whatever slowed its math, the profiler's own events included, only shortened its wait,
+      so it is compared with the plain call (without plain calls, the profiled ones);
+    - a step that did not wait, while the pipeline's threads worked beside it (at least
+      :data:`PIPELINE_SHARE` of the step), is compared like for like with the profiled call;
+    - a step with no pipeline working beside it lost nothing to its input: whatever else
+      slowed it (other programs, the machine) is not input.
+
+    Without a timing, ``steps`` is returned as read."""
     timed = [s for s in steps if s["kind"] == "fit" and "running_seconds" in s]
     if not alone_calls or not timed:
         return steps
     alone = lower_quartile(alone_calls)
-    excess = max(0.0, lower_quartile([s["running_seconds"] for s in timed]) - alone)
+    plain = lower_quartile(plain_calls) if plain_calls else alone
     for s in timed:
-        slower = min(excess, s["running_seconds"])
+        if waited(s):
+            lost = s["running_seconds"] - plain
+        elif s.get("pipeline_seconds", 0.0) >= PIPELINE_SHARE * s["duration_seconds"]:
+            lost = s["running_seconds"] - alone
+        else:
+            lost = 0.0
+        slower = min(max(0.0, lost), s["running_seconds"])
         s["input_seconds"] = min(s["duration_seconds"], s["input_seconds"] + slower)
         s["compute_seconds"] = min(s["compute_seconds"], s["running_seconds"] - slower)
         s["other_seconds"] = max(
