@@ -31,7 +31,7 @@ import logging
 import statistics
 import time
 from collections.abc import Callable, Collection, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from tfres.backends.nvml import (
     NvmlUnavailable,
@@ -51,6 +51,7 @@ from tfres.timeline import GpuSample
 __all__ = ["GpuReader"]
 
 log = logging.getLogger("tfres")
+T = TypeVar("T")
 
 _NVML_TEMPERATURE_GPU = 0
 _NVML_CLOCK_SM = 1
@@ -96,8 +97,8 @@ class GpuReader:
         #: per GPU: (when asked, the mean of the samples then, or None)
         self._util_mean: dict[int, tuple[float, float | None]] = {}
         self._util_samples = True  # False once the driver says it keeps none
-        #: per GPU: (when read, rx KB/s, tx KB/s)
-        self._pcie: dict[int, tuple[float, int | None, int | None]] = {}
+        #: per GPU: (when read, (rx KB/s, tx KB/s))
+        self._pcie: dict[int, tuple[float, tuple[int | None, int | None]]] = {}
         self._gpm = GpmReader()
         try:
             count = device_count()
@@ -190,13 +191,12 @@ class GpuReader:
         getter = getattr(nv, "nvmlDeviceGetSamples", None)
         if getter is None or not self._util_samples:
             return None
-        now = self._clock()
-        held = self._util_mean.get(index)
-        if held is not None and now - held[0] < UTIL_SAMPLES_EVERY_SECONDS:
-            return held[1]
-        value = self._samples_mean(nv, getter, index, handle)
-        self._util_mean[index] = (now, value)
-        return value
+        return self._held(
+            self._util_mean,
+            index,
+            UTIL_SAMPLES_EVERY_SECONDS,
+            lambda: self._samples_mean(nv, getter, index, handle),
+        )
 
     def _samples_mean(self, nv: Any, getter: Any, index: int, handle: Any) -> float | None:
         seen = self._util_seen.get(index)
@@ -223,17 +223,29 @@ class GpuReader:
         self, nv: Any, index: int, handle: Any, errors: list[str]
     ) -> tuple[int | None, int | None]:
         """(rx, tx) in KB/s, read again only when the last reading is a second old."""
-        now = self._clock()
-        last = self._pcie.get(index)
-        if last is not None and now - last[0] < PCIE_EVERY_SECONDS:
-            return last[1], last[2]
 
         def counter(which: int) -> int | None:
             return _optional(nv, lambda: nv.nvmlDeviceGetPcieThroughput(handle, which), errors)
 
-        rx, tx = counter(_NVML_PCIE_UTIL_RX_BYTES), counter(_NVML_PCIE_UTIL_TX_BYTES)
-        self._pcie[index] = (now, rx, tx)
-        return rx, tx
+        return self._held(
+            self._pcie,
+            index,
+            PCIE_EVERY_SECONDS,
+            lambda: (counter(_NVML_PCIE_UTIL_RX_BYTES), counter(_NVML_PCIE_UTIL_TX_BYTES)),
+        )
+
+    def _held(
+        self, store: dict[int, tuple[float, T]], index: int, every: float, read: Callable[[], T]
+    ) -> T:
+        """``read()`` for GPU ``index``, at most once per ``every`` seconds; in between, the
+        value ``store`` holds from the last time."""
+        now = self._clock()
+        last = store.get(index)
+        if last is not None and now - last[0] < every:
+            return last[1]
+        value = read()
+        store[index] = (now, value)
+        return value
 
     def _clock_reasons(self, nv: Any, handle: Any, errors: list[str]) -> int | None:
         """The clock event (throttle) reason bits, from whichever getter this driver has."""

@@ -76,9 +76,8 @@ def _tensorflow_installed(fp: Fingerprint) -> Check:
         )
     if not tf.get("installed"):
         reason = tf.get("reason") or "TensorFlow is not installed"
-        names = sorted({str(g.get("name")) for g in fp.gpus or []})
-        if names:  # NVML sees a GPU: the CUDA build, with its CUDA and cuDNN wheels
-            evidence = f"{reason}; NVML sees {len(fp.gpus)} GPU(s) ({', '.join(names)})"
+        if fp.gpus:  # NVML sees a GPU: the CUDA build, with its CUDA and cuDNN wheels
+            evidence = f"{reason}; {doctor_gpu.nvml_sees(fp)}"
             fix = "pip install 'tfres[gpu]'  (TensorFlow with its CUDA and cuDNN libraries)"
         else:
             evidence = reason

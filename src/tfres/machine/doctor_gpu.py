@@ -26,6 +26,7 @@ __all__ = [
     "cuda_pairing",
     "driver_cuda",
     "gpu_memory_held",
+    "nvml_sees",
 ]
 
 #: TensorFlow's tested GPU build configurations on Linux, TF "major.minor" -> (CUDA, cuDNN),
@@ -93,6 +94,12 @@ def cuda_build(fp: Fingerprint) -> Check:
     return Check("cuda_build", "ok", f"{what}; fine: this machine has no NVIDIA GPU", title=title)
 
 
+def nvml_sees(fp: Fingerprint) -> str:
+    """The GPUs of the fingerprint in words: ``NVML sees 2 GPU(s) (NVIDIA A100, NVIDIA T4)``."""
+    names = ", ".join(sorted({str(g.get("name")) for g in fp.gpus}))
+    return f"NVML sees {len(fp.gpus)} GPU(s) ({names})"
+
+
 def gpu_visible(fp: Fingerprint) -> Check:
     """Does TensorFlow see the GPUs NVML sees? When it sees none, every known cause that
     applies is named in ``causes``, with its evidence and its fix."""
@@ -103,7 +110,7 @@ def gpu_visible(fp: Fingerprint) -> Check:
     names = ", ".join(sorted({str(g.get("name")) for g in fp.gpus}))
     seen = tf_gpus(fp)
     if not tf.get("installed") or tf.get("error"):
-        evidence = f"NVML sees {len(fp.gpus)} GPU(s) ({names}) but TensorFlow is not usable"
+        evidence = f"{nvml_sees(fp)} but TensorFlow is not usable"
         return Check(name, "skip", evidence, title=title)
     if seen is None:
         return Check(
@@ -120,7 +127,7 @@ def gpu_visible(fp: Fingerprint) -> Check:
             status = "warn"
         return Check(name, status, evidence, title=title)
     causes = [c for c in (why(fp) for why in _CAUSES) if c is not None]
-    found = f"NVML sees {len(fp.gpus)} GPU(s) ({names}) but TensorFlow sees none"
+    found = f"{nvml_sees(fp)} but TensorFlow sees none"
     if not causes:
         return Check(
             name,

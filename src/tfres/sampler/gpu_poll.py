@@ -189,26 +189,21 @@ class GpuPoller:
         """A poller for the GPUs ``wanted`` (True: those CUDA_VISIBLE_DEVICES leaves)."""
         reason: str | None = None
         if reader is None:
+            visible = os.environ.get("CUDA_VISIBLE_DEVICES")
             if wanted is True:
-                visible = os.environ.get("CUDA_VISIBLE_DEVICES")
                 indices = visible_gpu_indices(visible)
-                if indices == []:
-                    return cls(
-                        None,
-                        reason=f"CUDA_VISIBLE_DEVICES={visible!r} leaves the command no GPU",
-                        interval=interval,
-                        note=note,
-                        clock=clock,
-                    )
             else:
                 indices = [int(i) for i in wanted]  # type: ignore[union-attr]
-            try:
-                from tfres.backends.nvml_reader import GpuReader
+            if wanted is True and indices == []:
+                reason = f"CUDA_VISIBLE_DEVICES={visible!r} leaves the command no GPU"
+            else:
+                try:
+                    from tfres.backends.nvml_reader import GpuReader
 
-                reader = GpuReader(indices)
-            except Exception as err:  # the GPU backend itself is unusable here
-                reason = f"GPUs cannot be read: {err}"
-                reader = None
+                    reader = GpuReader(indices)
+                except Exception as err:  # the GPU backend itself is unusable here
+                    reason = f"GPUs cannot be read: {err}"
+                    reader = None
         if reader is not None and not getattr(reader, "available", True):
             reason = getattr(reader, "reason", None) or "no GPU to read"
             reader = None

@@ -135,9 +135,9 @@ def step_breakdown(path):
                 calls.setdefault(line_id, []).append((start, end))
             elif name.startswith("EagerLocalExecute"):
                 executes.setdefault(line_id, []).append((start, end))
-            elif _is_pipeline_python(name, line_names.get(line_id, "")):
+            elif _is_pipeline_python(name, line_names[line_id]):
                 python.append((start, end))
-            if _is_pipeline_op(name, line_names.get(line_id, "")):
+            if _is_pipeline_op(name, line_names[line_id]):
                 pipeline.setdefault(line_id, []).append((start, end))
         python = _merged(python)
         pipeline = {line: _merged(spans) for line, spans in pipeline.items()}
@@ -196,10 +196,9 @@ def summary(steps):
 
 
 def lower_quartile(values):
-    """The lower quartile of ``values``: on a shared machine a step is slowed now and then by
-    other work (a long tail of slow steps); a pipeline running beside every step slows them
-    all. The lower quartile keeps the second and drops most of the first, on both sides of
-    the comparison."""
+    """The lower quartile of ``values``, the timed calls of the step alone: on a shared
+    machine a call is slowed now and then by other work (a long tail of slow calls), and the
+    lower quartile keeps the step's own time while dropping most of that tail."""
     ordered = sorted(values)
     return ordered[(len(ordered) - 1) // 4]
 

@@ -228,7 +228,7 @@ def gpu_underused(facts: RunFacts) -> Iterator[Finding]:
         )
     for index, gs in series.items():
         # the compute engine's activity where the GPU reports it (GPM): copies left out
-        util = _busy_percent(gs)
+        util, measured = _busy(gs)
         total = next((g.memory_total_bytes for g in gs if g.memory_total_bytes), None)
         if util is None or not (GPU_IDLE_UTIL_PERCENT <= util < GPU_UNDERUSED_UTIL_PERCENT):
             continue
@@ -241,8 +241,7 @@ def gpu_underused(facts: RunFacts) -> Iterator[Finding]:
             severity="warning",
             title=f"GPU {index} underused: {util:.0f}% busy{free_text}",
             evidence=(
-                f"GPU {index} {_busy_words(gs)} {util:.0f}%, {memory_text}, "
-                f"{span_text(facts.window)}"
+                f"GPU {index} {measured} {util:.0f}%, {memory_text}, {span_text(facts.window)}"
             ),
             cause=(
                 "each step gives the GPU too little work: a small batch, per-step Python overhead, "
@@ -254,18 +253,13 @@ def gpu_underused(facts: RunFacts) -> Iterator[Finding]:
         )
 
 
-def _busy_percent(gs: list[Any]) -> float | None:
-    """How busy a GPU was: its compute engine (NVML GPM, Hopper on) where read, else
-    NVML's utilization, which counts copies too."""
+def _busy(gs: list[Any]) -> tuple[float | None, str]:
+    """How busy a GPU was, and what measured it: its compute engine (NVML GPM, Hopper on)
+    where read, else NVML's utilization, which counts copies too."""
     engine = mean(g.engine_active_percent for g in gs)
-    return engine if engine is not None else mean(g.util_percent for g in gs)
-
-
-def _busy_words(gs: list[Any]) -> str:
-    """What :func:`_busy_percent` measured, in words."""
-    if mean(g.engine_active_percent for g in gs) is not None:
-        return "compute engine active (NVML GPM)"
-    return "mean utilization"
+    if engine is not None:
+        return engine, "compute engine active (NVML GPM)"
+    return mean(g.util_percent for g in gs), "mean utilization"
 
 
 def gpu_copy_bound(facts: RunFacts) -> Iterator[Finding]:
