@@ -146,12 +146,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("archive", type=Path, help="gpu_check.tgz from device_check.sh")
     args = parser.parse_args(argv)
     wanted = ("run.json", "truth.json", "smi.csv", "apps.txt")
-    with tarfile.open(args.archive) as tar:
-        files = {
-            Path(m.name).name: tar.extractfile(m).read().decode()  # type: ignore[union-attr]
-            for m in tar.getmembers()
-            if Path(m.name).name in wanted
-        }
+    try:
+        with tarfile.open(args.archive) as tar:
+            files = {
+                Path(m.name).name: tar.extractfile(m).read().decode()  # type: ignore[union-attr]
+                for m in tar.getmembers()
+                if Path(m.name).name in wanted
+            }
+    except (OSError, tarfile.TarError) as err:
+        parser.error(
+            f"{args.archive}: not a readable gpu_check archive ({' '.join(str(err).split())})"
+        )
+    missing = [name for name in ("run.json", "truth.json", "smi.csv") if name not in files]
+    if missing:
+        parser.error(
+            f"{args.archive} has no {', '.join(missing)}: run device_check.sh with the run part"
+        )
     print(compare(files))
     return 0
 
