@@ -58,6 +58,8 @@ def gpm_pair():
 calls = {
     "utilization": lambda: pynvml.nvmlDeviceGetUtilizationRates(h),
     "util_samples": lambda: len(pynvml.nvmlDeviceGetSamples(h, 1, 0)[1]),
+    # what the reader asks: only the samples newer than the newest it has seen
+    "util_samples_new": lambda: len(pynvml.nvmlDeviceGetSamples(h, 1, recent)[1]),
     "memory_v2": lambda: pynvml.nvmlDeviceGetMemoryInfo(h, version=pynvml.nvmlMemory_v2),
     "power": lambda: pynvml.nvmlDeviceGetPowerUsage(h),
     "temperature": lambda: pynvml.nvmlDeviceGetTemperature(h, 0),
@@ -67,6 +69,7 @@ calls = {
     "processes": lambda: pynvml.nvmlDeviceGetComputeRunningProcesses(h),
     "gpm_sample": gpm_pair,
 }
+recent = max(int(x.timeStamp) for x in pynvml.nvmlDeviceGetSamples(h, 1, 0)[1]) - 400_000
 for name, call in calls.items():
     ts = []
     for _ in range(10):

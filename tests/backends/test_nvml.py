@@ -332,32 +332,35 @@ def test_pcie_throughput_is_read_at_most_once_a_second(fake_nvml):
     assert rx == [100 * 1024.0] * 10 + [200 * 1024.0] * 2  # held between reads
 
 
-def test_utilization_is_the_mean_of_the_drivers_samples_of_the_last_second(fake_nvml):
+def test_utilization_is_the_mean_of_the_drivers_samples_since_it_was_last_asked(fake_nvml):
     from fakes import FakeClock
 
-    buffer = [(1_000_000 + 200_000 * i, 100 if i % 2 else 0) for i in range(40)]
+    from tfres.backends.nvml_reader import UTIL_SAMPLES_EVERY_SECONDS
+
+    assert UTIL_SAMPLES_EVERY_SECONDS == 0.25  # the periods below are three readings long
+    buffer = [(1_000_000 + 200_000 * i, 5 * i) for i in range(20)]  # one per 200 ms
     fake_nvml.gpus = [
         FakeGpu(
-            util_percent=0,  # the latest sample alone: a step's idle half, every time
-            utilization_samples=[buffer[:10], buffer[:15], buffer[:20], buffer[:20]],
+            util_percent=0,  # the latest sample alone
+            utilization_samples=[buffer[:10], buffer[:12], buffer[:14], buffer[:14]],
         )
     ]
     clock = FakeClock()
     reader = GpuReader(clock=clock)
 
-    def second() -> list[float | None]:  # ten readings 0.1 s apart
+    def period() -> list[float | None]:  # three readings 0.1 s apart
         out = []
-        for _ in range(10):
+        for _ in range(3):
             out.append(reader.read()[0].util_percent)
             clock.advance(0.1)
         return out
 
-    # the buffer reaches back before the run: the first second reads the latest sample
-    assert second() == [0.0] * 10
-    assert second() == [40.0] * 10  # samples 10-14: two of five busy, held for the second
-    assert second() == [60.0] * 10  # samples 15-19: three of five
-    assert second() == [0.0] * 10  # nothing new (NotFound): the latest sample
-    assert fake_nvml.calls.count("nvmlDeviceGetSamples") == 4  # once a second
+    # the buffer reaches back before the run: the first period reads the latest sample
+    assert period() == [0.0] * 3
+    assert period() == [52.5] * 3  # samples 10 and 11, held for the period
+    assert period() == [62.5] * 3  # samples 12 and 13
+    assert period() == [0.0] * 3  # nothing new (NotFound): the latest sample
+    assert fake_nvml.calls.count("nvmlDeviceGetSamples") == 4  # once a period
     assert reader.notes == []
 
 

@@ -13,11 +13,13 @@ Two readings are taken differently from ``nvidia-smi``, both for reasons measure
 (docs/benchmarks/gpu.md):
 
 - **utilization** is the mean of the driver's utilization samples (one per 200 ms there)
-  over the last second (``nvmlDeviceGetSamples``), not only the latest one. A program whose
-  steps last about as long as the sampling interval otherwise reads the same part of every
-  step: a load busy 44% of the time read 15%, 58% and 91% in three runs through the latest
-  sample, 43-44% through the mean. The call costs 2.4 ms, so it is made once a second and
-  its mean held in between. Where the driver keeps no samples, the latest one it is;
+  since the reader last asked (``nvmlDeviceGetSamples``), not only the latest one. A program
+  whose steps last about as long as the sampling interval otherwise reads the same part of
+  every step: a load busy 44% of the time read 15%, 58% and 91% in three runs through the
+  latest sample, 42.7-43.9% through the mean. The call costs 2.4 ms however few samples it
+  returns, so it is made at most every 0.25 s and its mean held in between; held for a
+  second, the readings lagged the load by about a second (a phase busy 99.5% read 82.9%).
+  Where the driver keeps no samples, the latest one it is;
 - **PCIe throughput** is read at most once a second: each call blocks for the driver's
   20 ms measurement, two per GPU per reading.
 
@@ -62,8 +64,9 @@ _NVML_GPU_UTILIZATION_SAMPLES = 1
 _SAMPLE_FIELDS = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal"}
 #: PCIe throughput is read at most this often (each read blocks 20 ms in the driver)
 PCIE_EVERY_SECONDS = 1.0
-#: the driver's utilization samples are read at most this often (2.4 ms a call on an H200)
-UTIL_SAMPLES_EVERY_SECONDS = 1.0
+#: the driver's utilization samples are read at most this often (2.4 ms a call on an H200;
+#: the driver adds one every 200 ms, so a reading lags the load by under half a second)
+UTIL_SAMPLES_EVERY_SECONDS = 0.25
 #: the clock-reason getters, newest name first (renamed in driver 535)
 _REASON_GETTERS = (
     "nvmlDeviceGetCurrentClocksEventReasons",
