@@ -334,7 +334,6 @@ def test_pcie_throughput_is_read_at_most_once_a_second(fake_nvml):
 
 def test_utilization_is_the_mean_of_the_drivers_samples_since_it_was_last_asked(fake_nvml):
     from fakes import FakeClock
-
     from tfres.backends.nvml_reader import UTIL_SAMPLES_EVERY_SECONDS
 
     assert UTIL_SAMPLES_EVERY_SECONDS == 0.25  # the periods below are three readings long

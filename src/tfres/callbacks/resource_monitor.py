@@ -253,66 +253,47 @@ class ResourceMonitor(keras.callbacks.Callback):
 
 
 class _ProfileWindow:
-    """The profiler window of :class:`ResourceMonitor`: start, step markers, the cached-batch
-    step, read at the end (the start-up hook's method, see docs/instrumentation.md)."""
+    """The profiler window of :class:`ResourceMonitor`: the start-up hook's
+    :class:`~tfres.devices.inject._tfres_alone.ProfilerWindow`, the steps it covers, and its
+    reading at the end (see docs/instrumentation.md)."""
 
     def __init__(self, window: tuple[int, int] | None) -> None:
-        # under tfres run the start-up hook holds the (single) profiler session
-        self.window = None if os.environ.get("TFRES_INSTRUMENT") == "1" else window
-        self.state = "waiting"
-        self.logdir: str | None = None
-        self.trace: Any = None
-        self.steps: dict[int, dict[str, Any]] = {}
         self.notes: list[str] = []
         self.alone = _tfres_alone.StepAlone(self.notes.append)
-        self._unmark: Any = None
+        # under tfres run the start-up hook holds the (single) profiler session
+        self.window = (
+            None
+            if window is None or os.environ.get("TFRES_INSTRUMENT") == "1"
+            else _tfres_alone.ProfilerWindow(*window, xplane.CALL_MARKER, self.alone.arm)
+        )
+        self.logdir: str | None = None
+        self.steps: dict[int, dict[str, Any]] = {}
         self.started: float | None = None  # the first step's start: 1% of the time since
         # is the budget of the step alone
 
     def begin(self, index: int, model: Any) -> None:
-        if self.window is None or self.state == "done":
+        if self.window is None or self.window.state == "done":
             return
-        import tensorflow as tf
-
-        first, last = self.window
         if self.started is None:
             self.started = time.perf_counter()
-        if self.state == "on" and index > last:
-            self._stop()  # and step last + 1 may be the one that lends its batch
-        if index == _tfres_alone.lending_step(first, last):
-            self.alone.arm(model)
-        if self.state == "waiting" and first <= index <= last:
-            import tempfile
+        try:
+            self.window.begin(index, model, self._new_logdir)
+        except Exception:  # another profiler session runs: the user's own
+            return
 
-            self.logdir = tempfile.mkdtemp(prefix="tfres-input-wait-")
-            try:
-                tf.profiler.experimental.start(self.logdir)
-            except Exception:  # another profiler session runs: the user's own
-                self.state = "done"
-                return
-            self.state = "on"
-            self._unmark = _tfres_alone.mark_calls(model, xplane.CALL_MARKER)
-        if self.state == "on":
-            self.trace = tf.profiler.experimental.Trace("train", step_num=index, _r=1)
-            self.trace.__enter__()
+    def _new_logdir(self) -> str:
+        import tempfile
+
+        self.logdir = tempfile.mkdtemp(prefix="tfres-input-wait-")
+        return self.logdir
 
     def end_step(self) -> None:
-        if self.trace is not None:
-            trace, self.trace = self.trace, None
-            trace.__exit__(None, None, None)
+        if self.window is not None:
+            self.window.end_step()
 
     def keep(self, index: int, step: dict[str, Any]) -> None:
-        if self.state == "on":
+        if self.window is not None and self.window.state == "on":
             self.steps[index] = step
-
-    def _stop(self) -> None:
-        import tensorflow as tf
-
-        self.end_step()
-        if self._unmark is not None:
-            self._unmark()
-        self.state = "done"
-        tf.profiler.experimental.stop()
 
     def finish(self) -> list[str]:
         """Time the step alone, read the trace into the kept steps; notes on what could not be.
@@ -322,8 +303,8 @@ class _ProfileWindow:
         of the step alone (the lower quartile of the calls leaves most of them out)."""
         import shutil
 
-        if self.state == "on":
-            self._stop()
+        if self.window is not None:
+            self.window.stop()
         if self.logdir is None:
             return self.notes
         try:

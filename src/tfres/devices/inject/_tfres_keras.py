@@ -182,7 +182,6 @@ def _callback_class(keras, inst):
             self.counts = _COUNTS  # per process: step numbers go on across fit calls
             self.epoch_start = None
             self.begun = {}
-            self.trace = None
 
         @property
         def stop_asked(self):
@@ -198,7 +197,7 @@ def _callback_class(keras, inst):
                 self.open = (kind, index, self.epoch if kind == "fit" else None, now)
                 _SAVED["seconds"] = 0.0
                 if kind == "fit":
-                    _window_step(self, index)
+                    _window_step(index, self.model)
             except Exception as err:
                 inst.failed("timing a Keras step", err)
 
@@ -207,7 +206,7 @@ def _callback_class(keras, inst):
                 return
             kind, index, epoch, start = self.open
             self.open = None
-            _exit_trace(self)
+            _end_step()
             per = int(getattr(self.model, "steps_per_execution", 1) or 1) if self.model else 1
             inst.keras_steps += 1
             duration = max(0.0, now - start - _SAVED["seconds"])
@@ -242,7 +241,7 @@ def _callback_class(keras, inst):
             self._start("fit")
 
         def on_train_end(self, logs=None):
-            _stop_window(self, at_end=True)
+            _stop_window()
             self._end("fit")
 
         def on_epoch_begin(self, epoch, logs=None):
@@ -269,90 +268,63 @@ def _callback_class(keras, inst):
 
 # ---------------------------------------------------------------- the profiler window
 
-_WINDOW = {
-    "state": "waiting",
-    "logdir": None,
-    "window": None,
-    "user": False,
-    "undo": None,  # puts back the model's train function after the window
-}
+_WINDOW = []  # type: list  # the process's one ProfilerWindow, once a fit has a step
 
 
 def _window():
-    inst = core.INSTRUMENT
-    if inst.window is not None:
-        return inst.window, True
-    return core.DEFAULT_WINDOW, False
+    """The process's profiler window: ``--profile``'s steps, or the default ones."""
+    if not _WINDOW:
+        import _tfres_xplane as xplane
 
-
-def _window_step(cb, index):
-    """Start the profiler at the window's first train step; mark each step inside it."""
-    import tensorflow as tf
-
-    (first, last), user = _window()
-    if _WINDOW["state"] == "on" and index > last:
-        _stop_window(cb)
-    if index == alone.lending_step(first, last):
-        try:
-            alone.for_process(core.INSTRUMENT).arm(cb.model)
-        except Exception as err:
-            core.INSTRUMENT.failed("arming the cached-batch step", err)
-    if _WINDOW["state"] == "waiting" and first <= index <= last:
-        logdir = (
-            core.INSTRUMENT.profile_dir if user and core.INSTRUMENT.profile_dir else core._tmpdir()
+        first, last = core.INSTRUMENT.window or core.DEFAULT_WINDOW
+        _WINDOW.append(
+            alone.ProfilerWindow(first, last, xplane.CALL_MARKER, _arm, stopped=_keep_trace)
         )
-        tf.profiler.experimental.start(logdir)
-        _WINDOW.update(state="on", logdir=logdir, window=(first, last), user=user)
-        _time_calls(cb.model)
-    if _WINDOW["state"] == "on":
-        cb.trace = tf.profiler.experimental.Trace("train", step_num=index, _r=1)
-        cb.trace.__enter__()
+    return _WINDOW[0]
 
 
-def _time_calls(model):
-    """Mark each call of the model's train function in the window: the cached-batch step is
-    timed around the same call (:func:`_tfres_xplane.with_step_alone`)."""
-    import _tfres_xplane as xplane
-
-    _WINDOW["undo"] = alone.mark_calls(model, xplane.CALL_MARKER)
+def _user_window():
+    """Whether the window is the user's (``--profile``): its trace is kept where asked."""
+    return core.INSTRUMENT.window is not None
 
 
-def _untime_calls():
-    undo, _WINDOW["undo"] = _WINDOW["undo"], None
-    if undo is not None:
-        undo()
-
-
-def _exit_trace(cb):
-    if cb.trace is not None:
-        trace, cb.trace = cb.trace, None
-        trace.__exit__(None, None, None)
-
-
-def _stop_window(cb, at_end=False):
-    if _WINDOW["state"] != "on":
-        return
-    import tensorflow as tf
-
-    _exit_trace(cb)
-    _untime_calls()
+def _arm(model):
     try:
-        tf.profiler.experimental.stop()
-    finally:
-        _WINDOW["state"] = "done"
-        core.INSTRUMENT.profiled.append((_WINDOW["logdir"], _WINDOW["user"], _WINDOW["window"]))
+        alone.for_process(core.INSTRUMENT).arm(model)
+    except Exception as err:
+        core.INSTRUMENT.failed("arming the cached-batch step", err)
+
+
+def _new_logdir():
+    inst = core.INSTRUMENT
+    return inst.profile_dir if _user_window() and inst.profile_dir else core._tmpdir()
+
+
+def _window_step(index, model):
+    """Start the profiler at the window's first train step; mark each step inside it."""
+    _window().begin(index, model, _new_logdir)
+
+
+def _end_step():
+    if _WINDOW:
+        _WINDOW[0].end_step()
+
+
+def _stop_window():
+    if _WINDOW:
+        _WINDOW[0].stop()
+
+
+def _keep_trace(window):
+    """The window's profiler has stopped: its trace is read at exit."""
+    steps = (window.first, window.last)
+    core.INSTRUMENT.profiled.append((window.logdir, _user_window(), steps))
 
 
 def finish_profiles(inst):
     """At exit: read the window's trace, send the input wait per step and the breakdown."""
-    if _WINDOW["state"] == "on":
-        import tensorflow as tf
-
-        _untime_calls()
-        tf.profiler.experimental.stop()
-        _WINDOW["state"] = "done"
-        inst.profiled.append((_WINDOW["logdir"], _WINDOW["user"], _WINDOW["window"]))
-    if inst.window is not None and _WINDOW["state"] == "waiting":
+    _stop_window()
+    if inst.window is not None and (not _WINDOW or _WINDOW[0].state == "waiting"):
         inst.note(
             "--profile %d:%d: the program ended before train step %d; no profile written"
             % (inst.window[0], inst.window[1], inst.window[0])
