@@ -72,6 +72,21 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "input_parallel_png_decode": ("input", ("input_bound",), ()),
     "compute_gru_cached": ("compute", ("cpu_bound", "compute_bound"), ()),
 }
+#: findings that advise on training (its step, input or device use): a run with no
+#: training must get none of them (the issue's check for start-up-only scripts)
+TRAINING_RULES = frozenset(
+    {
+        "input_bound",
+        "compute_bound",
+        "cpu_bound",
+        "cpu_single_core",
+        "threads_starved",
+        "gpu_idle",
+        "gpu_underused",
+        "gpu_transfer_bound",
+        "gpu_copy_bound",
+    }
+)
 #: the throughput scripts the cost is measured on, per set (--ab-scripts overrides)
 AB_SCRIPTS = {
     "scripts": ("input_slow_generator", "compute_dense"),
@@ -153,6 +168,12 @@ def check(script: Path, tmp: Path) -> dict:
         "input_wait_measured": measured,
         "error_points": None if want is None or measured is None else 100 * (measured - want),
         "steps_recorded": len(record.steps),
+        # for a run with no training: the training advice it got anyway (should be none)
+        "training_advice": [
+            f.get("rule") for f in record.findings if f.get("rule") in TRAINING_RULES
+        ]
+        if cause == "start-up"
+        else None,
         "notes": record.notes,
         # the figures behind both sides, for reading an error (JSON only)
         "truth_figures": truth,
@@ -174,7 +195,7 @@ def cost(script: Path, pairs: int, tmp: Path) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--set", choices=("scripts", "tuning", "heldout", "fresh"), default="scripts"
+        "--set", choices=("scripts", "tuning", "heldout", "fresh", "unseen"), default="scripts"
     )
     parser.add_argument("--only", default=None, help="comma-separated script names")
     parser.add_argument("--ab", type=int, default=0, help="interleaved A/B pairs for the cost")
@@ -195,7 +216,9 @@ def main() -> int:
                 f"{row['script']:24} {'OK ' if row['correct'] else 'BAD'} top={row['top_rule']}"
                 f" own={row['top_own_rule']}"
                 f" wait truth={_p(row['input_wait_truth'])} measured="
-                f"{_p(row['input_wait_measured'])}" + ("" if err is None else f" ({err:+.1f} pts)"),
+                f"{_p(row['input_wait_measured'])}"
+                + ("" if err is None else f" ({err:+.1f} pts)")
+                + ("" if row["training_advice"] is None else f" advice={row['training_advice']}"),
                 flush=True,
             )
         ab = args.ab_scripts.split(",") if args.ab_scripts else AB_SCRIPTS[args.set]
@@ -215,6 +238,10 @@ def main() -> int:
         f"first finding not about other processes names the cause: {beside}/{len(checks)} "
         f"(background load was the top finding in {loaded})"
     )
+    startup = [r for r in checks if r["training_advice"] is not None]
+    if startup:
+        clean = sum(not r["training_advice"] for r in startup)
+        print(f"start-up-only runs with no training advice: {clean}/{len(startup)}")
     if errors:
         print(
             f"input wait error: median {statistics.median(errors):.1f} pts, max {max(errors):.1f}"
