@@ -1,8 +1,9 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``heldout/``, the reported one; ``fresh/``, written after the
-method of session 20 was settled and never used to shape it; ``scripts/`` and ``tuning/``,
+For each script of the set (``unseen/``, written in session 21 by a helper who read none of
+tfres, run once unchanged; ``heldout/`` and ``fresh/``, written after the diagnosis was
+tuned, whose profiles later shaped the input-wait method; ``scripts/`` and ``tuning/``,
 where the diagnosis was tuned):
 
 1. truth: ``python SCRIPT --truth`` outside tfres; scripts that can, time the full step and
@@ -71,6 +72,24 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "input_npy_files_generator": ("input", ("input_bound",), ()),
     "input_parallel_png_decode": ("input", ("input_bound",), ()),
     "compute_gru_cached": ("compute", ("cpu_bound", "compute_bound"), ()),
+    # unseen/: written in session 21 by a helper who read no tfres source, docs or tests,
+    # run once unchanged
+    "input_fromgen_access_logs": ("input", ("input_bound",), ()),
+    "input_pydataset_numpy_resize": ("input", ("input_bound",), ()),
+    "input_jsonl_shards_interleave": ("input", ("input_bound",), ()),
+    "input_loop_dna_kmers": ("input", ("input_bound",), ()),
+    "input_generator_pil_jpeg": ("input", ("input_bound",), ()),
+    "input_serial_mfcc_map": ("input", ("input_bound",), ()),
+    "compute_stacked_lstm_arrays": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_loop_resnet_cached": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "startup_unet_dry_run": ("start-up", ("startup",), ()),
+    "eval_test_set_report": ("evaluation", ("phase_share:Evaluation",), ()),
+    "checkpoint_modelcheckpoint_steps": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "memory_weight_trajectory": ("memory growth", ("memory_growth",), ("--memory-budget", "4GiB")),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -93,6 +112,7 @@ AB_SCRIPTS = {
     "tuning": ("tune_generator", "tune_compute"),
     "heldout": ("input_custom_loop_py_function", "compute_mlp_numpy", "input_generator_tokenize"),
     "fresh": ("input_parallel_png_decode", "compute_gru_cached"),
+    "unseen": ("input_serial_mfcc_map", "compute_stacked_lstm_arrays"),
 }
 
 
