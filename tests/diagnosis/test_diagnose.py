@@ -411,6 +411,26 @@ def test_a_leak_comes_before_a_pegged_core_of_the_same_severity() -> None:
     assert rules[0] == "memory_growth" and "cpu_single_core" in rules
 
 
+def test_memory_near_its_limit_because_it_grows_names_the_growth_first() -> None:
+    # RSS climbs in a straight line to 80% of a 4 GiB budget: both are warnings, and the
+    # near-limit one has the larger impact (0.80 against 0.55); the growth explains it
+    limit = 4 * S.GiB
+    rss = [int(0.25 * limit) + i * int(0.55 * limit / 49) for i in range(50)]
+    r = S.record(samples_=S.samples(rss=rss))
+    r.control["budget"] = {"budget_bytes": limit}
+    assert rules_of(diagnose(r))[:2] == ["memory_growth", "memory_pressure"]
+    # near the limit with no growth: the near-limit finding alone, first
+    r = S.record(samples_=S.samples(rss=int(0.8 * limit)))
+    r.control["budget"] = {"budget_bytes": limit}
+    assert rules_of(diagnose(r))[0] == "memory_pressure"
+    assert "memory_growth" not in rules_of(diagnose(r))
+    # critical near-limit (95%) stays first: a cause of lower severity does not jump it
+    rss = [int(0.4 * limit) + i * int(0.55 * limit / 49) for i in range(50)]
+    r = S.record(samples_=S.samples(rss=rss))
+    r.control["budget"] = {"budget_bytes": limit}
+    assert rules_of(diagnose(r))[0] == "memory_pressure"
+
+
 def test_streaming_suggested_when_data_is_loaded_whole() -> None:
     limit = 8 * S.GiB
     rss = [300 * MiB] * 5 + [300 * MiB + 3 * S.GiB] * 45  # jump before the first step, then flat
