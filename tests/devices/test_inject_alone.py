@@ -250,3 +250,57 @@ def test_the_profiler_window_traces_its_steps_and_says_when_it_stopped(tmp_path:
     assert window.state == "done" and stopped == [window] and window.logdir == str(tmp_path)
     assert list(tmp_path.glob("plugins/profile/*/*.xplane.pb"))
     assert model.train_function is function  # marked inside the window only
+
+
+def _loop_step() -> tuple[Any, Any, Any]:
+    """A custom loop's train step (Keras model, optimizer, metric) and one batch."""
+    model = _model()
+    optimizer = keras.optimizers.Adam(1e-2)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    metric = keras.metrics.SparseCategoricalAccuracy()
+
+    @tf.function
+    def train_step(x: Any, y: Any) -> Any:
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+        metric.update_state(y, model(x, training=False))
+        return loss
+
+    x, y = next(iter(_data()))
+    for _ in range(3):
+        train_step(x, y)
+    return train_step, x, y
+
+
+def test_a_loops_call_alone_is_timed_and_leaves_every_variable_as_it_was() -> None:
+    train_step, x, y = _loop_step()
+    variables = train_step.get_concrete_function(x, y).variables
+    assert len(variables) > 8  # the model's, the optimizer's slots and count, the metric's
+    before = [v.numpy().copy() for v in variables]
+    notes: list[str] = []
+    alone = _tfres_alone.LoopCallAlone(
+        train_step, type(train_step).__call__, (x, y), {}, notes.append
+    )
+    times = alone.measure(0.5)
+    assert times is not None and 3 <= len(times) <= 10 and all(t > 0 for t in times)
+    for v, value in zip(variables, before, strict=True):
+        np.testing.assert_array_equal(v.numpy(), value)
+    assert notes == []
+    assert alone.measure(0.5) is None  # once: the arguments were let go
+
+
+def test_a_loop_whose_function_reads_its_own_iterator_is_not_timed() -> None:
+    notes: list[str] = []
+
+    @tf.function
+    def train_step(iterator: Any) -> Any:
+        return tf.reduce_sum(next(iterator)[0])
+
+    iterator = iter(_data())
+    alone = _tfres_alone.LoopCallAlone(
+        train_step, type(train_step).__call__, (iterator,), {}, notes.append
+    )
+    assert alone.measure(0.5) is None
+    assert len(notes) == 1 and "an argument is a OwnedIterator" in notes[0]

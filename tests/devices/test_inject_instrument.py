@@ -240,6 +240,10 @@ def test_custom_loop_steps_with_tf_data_wait(tmp_path: Path, python: str) -> Non
     assert len(loop) == 40
     assert run_facts(record).input_wait_fraction > 0.5  # the serial py_function sleeps 20 ms
     assert "training loop" in _names(record)
+    # the loop's function alone on the window's first batch, timed at exit
+    alone = record.extra["step_alone"]
+    assert alone["kind"] == "loop" and 3 <= len(alone["plain_calls_seconds"]) <= 10
+    assert alone["seconds"] in alone["plain_calls_seconds"]  # their lower quartile
 
 
 def test_custom_loop_over_a_python_generator_times_its_input_in_the_window(

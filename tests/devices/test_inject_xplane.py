@@ -147,3 +147,26 @@ def test_the_pipelines_work_beside_a_step_is_summed_over_its_threads(tmp_path: P
     )
     (step,) = xplane.step_breakdown(trace)
     assert round(step["pipeline_seconds"] * 1e3, 3) == 10.0  # 0-7 on one thread, 2-5 on another
+
+
+@pytest.mark.parametrize(
+    ("wait", "from_tf_data", "alone", "expected"),
+    [
+        (0.010, True, 0.020, 0.010 + 0.015),  # waited for tf.data: the call's 15 ms above alone
+        (0.010, True, 0.040, 0.010),  # a call no slower than alone lost nothing
+        (0.0004, True, 0.020, 0.0004),  # did not wait (under 0.5 ms): nothing added
+        (0.010, False, 0.020, 0.010),  # Python input, on the loop's thread: nothing beside it
+        (0.010, True, None, 0.010),  # no call alone timed: the wait as read
+        (None, False, 0.020, None),  # nothing timed the input
+    ],
+)
+def test_a_loop_step_that_waited_for_tf_data_counts_its_calls_slowdown_as_input(
+    wait: float | None, from_tf_data: bool, alone: float | None, expected: float | None
+) -> None:
+    # a 50 ms step: the wait, the call (35 ms), the loop's own Python
+    got = xplane.loop_step_input(wait, 0.050, 0.035, from_tf_data, alone)
+    assert got == (None if expected is None else pytest.approx(expected))
+
+
+def test_a_loop_steps_input_is_never_more_than_the_step() -> None:
+    assert xplane.loop_step_input(0.040, 0.050, 0.035, True, 0.001) == 0.050

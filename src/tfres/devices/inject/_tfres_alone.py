@@ -183,6 +183,79 @@ def _calls(call, budget_seconds):
     return times
 
 
+class LoopCallAlone:
+    """A custom loop's hot ``tf.function`` alone on the arguments of one of its calls: what a
+    call costs with no pipeline running beside it.
+
+    ``tfres run``'s hook keeps the arguments of the window's first call (``call(function,
+    *args, **kwargs)`` is the unwrapped call). At exit :meth:`measure` copies every variable
+    the function's graph uses (the model's, the optimizer's, the metrics'), calls it once to
+    warm up and :data:`MIN_CALLS` to :data:`MAX_CALLS` times more within the budget, and
+    assigns every variable back. Not timed, with a note: arguments other than tensors,
+    arrays and plain values (an iterator the function reads itself, a distributed value),
+    or variables above :data:`MAX_COPY_BYTES`."""
+
+    def __init__(self, function, call, args, kwargs, note):
+        self.note = note
+        self.times = []
+        self._call = None
+        self._function = function
+        self._arguments = (args, kwargs)
+        refused = _refused_arguments(args, kwargs)
+        if refused:
+            self._skip(refused)
+        else:
+            self._call = call
+
+    def measure(self, budget_seconds):
+        """The timed calls' seconds, or None; the arguments are let go either way."""
+        call, self._call = self._call, None
+        (args, kwargs), self._arguments = self._arguments, ((), {})
+        if call is None:
+            return None
+        import numpy as np
+
+        variables = list(self._function.get_concrete_function(*args, **kwargs).variables)
+        nbytes = sum(int(np.prod(v.shape)) * np.dtype(_dtype(v)).itemsize for v in variables)
+        if nbytes > MAX_COPY_BYTES:
+            return self._skip(
+                "copying the loop's %d MiB of variables is above %d MiB"
+                % (nbytes >> 20, MAX_COPY_BYTES >> 20)
+            )
+        saved = [v.numpy() for v in variables]
+        try:
+
+            def once():
+                _sync(call(self._function, *args, **kwargs))
+
+            once()  # the first call after the loop may run cold
+            self.times = _calls(once, budget_seconds)
+        finally:
+            for v, value in zip(variables, saved, strict=True):
+                v.assign(value)
+        return self.times
+
+    def _skip(self, why):
+        self._call = None
+        self._arguments = ((), {})
+        self.note("the loop's step alone (on one of its batches) was not timed: %s" % why)
+        return None
+
+
+def _refused_arguments(args, kwargs):
+    """Why the loop's call cannot be made again on these arguments, or None."""
+    import numpy as np
+    import tensorflow as tf
+
+    plain = (int, float, bool, str, bytes, type(None), np.ndarray, np.generic)
+    for leaf in tf.nest.flatten((args, kwargs)):
+        if isinstance(leaf, tf.Variable) or not isinstance(leaf, (tf.Tensor, *plain)):
+            return "an argument is a %s, not a tensor or an array" % type(leaf).__name__
+        if isinstance(leaf, tf.Tensor) and not hasattr(leaf, "numpy"):
+            return "an argument is a symbolic tensor"
+    return None
+
+
 # ---------------------------------------------------------------- tfres run's hook
 
 _ONE = []  # type: list  # the process's StepAlone under tfres run

@@ -238,14 +238,17 @@ def _after_other(name):
 
 
 class _LoopStats:
-    __slots__ = ("name", "calls", "steps", "last_end", "first_start")
+    __slots__ = ("name", "calls", "steps", "last_end", "first_start", "function", "alone")
 
-    def __init__(self, name):
+    def __init__(self, name, function):
         self.name = name
         self.calls = 0
+        #: (begin, step seconds, input wait or None, seconds inside the call, from tf.data)
         self.steps = []
         self.last_end = None
         self.first_start = None
+        self.function = function
+        self.alone = None  # the window's first call, to time alone at exit (_tfres_alone)
 
 
 _IN_KERAS = threading.local()
@@ -267,28 +270,74 @@ def _patch_tf_function(tf):
             return original(self, *args, **kwargs)
         finally:
             try:
-                _loop_call(self, start, _clock(), wait if wait > 0 else python_wait)
+                stats = _loop_call(
+                    self, start, _clock(), wait if wait > 0 else python_wait, wait > 0
+                )
+                if stats.calls == (INSTRUMENT.window or DEFAULT_WINDOW)[0]:
+                    _keep_call(stats, original, args, kwargs)
             except Exception as err:
                 INSTRUMENT.failed("timing a tf.function", err)
 
     cls.__call__ = __call__
 
 
-def _loop_call(fn, start, end, wait):
+def _loop_call(fn, start, end, wait, from_tf_data):
     """One call of a tf.function; ``wait``: the input seconds before it (tf.data iterators
     read, or Python input timed by the gap timer), None where nothing timed it."""
     stats = INSTRUMENT.loops.get(id(fn))
     if stats is None:
-        stats = INSTRUMENT.loops[id(fn)] = _LoopStats(getattr(fn, "__name__", "tf.function"))
+        stats = INSTRUMENT.loops[id(fn)] = _LoopStats(getattr(fn, "__name__", "tf.function"), fn)
     stats.calls += 1
     # a step runs from the end of the previous call to the end of this one
     begin = stats.last_end if stats.last_end is not None else start - (wait or 0.0)
     if stats.first_start is None:
         stats.first_start = begin
     if len(stats.steps) < _MAX_LOOP_STEPS:
-        stats.steps.append((begin, end - begin, wait))
+        stats.steps.append((begin, end - begin, wait, end - start, from_tf_data))
     stats.last_end = end
     _time_python_input(stats, end - begin)
+    return stats
+
+
+def _keep_call(stats, call, args, kwargs):
+    """Keep the arguments of the window's first call of a function, to time the function
+    alone on them at exit (before TensorFlow's own exit handlers, registered earlier)."""
+    import _tfres_alone as alone
+
+    stats.alone = alone.LoopCallAlone(stats.function, call, args, kwargs, INSTRUMENT.note)
+    if not _LOOP_AT_EXIT:
+        _LOOP_AT_EXIT.append(True)
+        atexit.register(_time_loop_alone)
+
+
+def _time_loop_alone():
+    """At exit: the hot function alone on its kept arguments (see _tfres_alone)."""
+    hot = _hot_loop()
+    for stats in INSTRUMENT.loops.values():
+        if stats is not hot:
+            stats.alone = None  # let go of their arguments
+    if hot is None or hot.alone is None:
+        return
+    import _tfres_alone as alone
+
+    start = _clock()
+    try:
+        calls = hot.alone.measure(alone.BUDGET_SECONDS)
+    except Exception as err:
+        hot.alone = None
+        INSTRUMENT.failed("timing the loop's step alone", err)
+        return
+    if calls:
+        INSTRUMENT.events.write(
+            {
+                "event": "step_alone",
+                "kind": "loop",
+                "seconds": round(_loop_alone_seconds(hot), 9),
+                "plain_calls_seconds": [round(t, 9) for t in calls],
+                "cost_seconds": round(_clock() - start, 6),
+                "start_monotonic": start,
+            }
+        )
 
 
 def _time_python_input(stats, step_seconds):
@@ -321,14 +370,33 @@ def _patch_iterator():
     cls.__next__ = __next__
 
 
-def _write_loop_steps():
+def _loop_alone_seconds(stats):
+    """The loop's function alone (lower quartile of its timed calls), or None."""
+    import _tfres_xplane as xplane
+
+    times = stats.alone.times if stats.alone is not None else []
+    return xplane.lower_quartile(times) if times else None
+
+
+def _hot_loop():
+    """The custom loop's step: the tf.function called most (at least HOT_CALLS times) in a
+    program with no Keras step; None otherwise."""
     if INSTRUMENT.keras_steps or not INSTRUMENT.loops:
-        return
+        return None
     hot = max(INSTRUMENT.loops.values(), key=lambda s: s.calls)
-    if hot.calls < HOT_CALLS:
+    return hot if hot.calls >= HOT_CALLS else None
+
+
+def _write_loop_steps():
+    hot = _hot_loop()
+    if hot is None:
         return
-    measured = any(w is not None for _, _, w in hot.steps)
-    for i, (begin, duration, wait) in enumerate(hot.steps):
+    import _tfres_xplane as xplane
+
+    measured = any(step[2] is not None for step in hot.steps)
+    alone = _loop_alone_seconds(hot)
+    for i, (begin, duration, wait, call, from_tf_data) in enumerate(hot.steps):
+        wait = xplane.loop_step_input(wait, duration, call, from_tf_data, alone)
         INSTRUMENT.step("loop", i, None, begin, duration, input_wait=wait)
     INSTRUMENT.phase("first step", hot.steps[0][0], hot.steps[0][0] + hot.steps[0][1])
     INSTRUMENT.phase("training loop", hot.first_start, hot.last_end, function=hot.name)
@@ -393,6 +461,7 @@ def _why_no_steps():
 
 
 _MAIN = threading.main_thread()
+_LOOP_AT_EXIT = []  # type: list
 INSTRUMENT = Instrument()
 _GAP = GapTimer(_clock)
 
