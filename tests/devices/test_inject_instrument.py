@@ -408,3 +408,38 @@ def test_the_step_marker_spans_the_step_the_hook_times(tmp_path: Path, python: s
         assert s["input_seconds"] <= hook[s["step"]]["duration_seconds"]
     # a 15 ms reader and a step of well under 15 ms of work: most of each step is blocked
     assert sum(s["input_seconds"] for s in traced) > 0.5 * timed
+
+
+CHECKPOINT_LOOP = """
+import time
+import tensorflow as tf
+
+w = tf.Variable(tf.ones((256, 256)))
+ckpt = tf.train.Checkpoint(w=w)
+manager = tf.train.CheckpointManager(ckpt, {directory!r}, max_to_keep=2)
+
+@tf.function
+def train_step(x):
+    w.assign_sub(0.001 * tf.matmul(tf.transpose(x), tf.matmul(x, w)))
+
+x = tf.ones((8, 256))
+for step in range(12):
+    train_step(x)
+    manager.save()  # every step
+ckpt.write({directory!r} + "/last")
+"""
+
+
+def test_tensorflow_checkpoints_of_a_custom_loop_are_phases_not_steps(
+    tmp_path: Path, python: str
+) -> None:
+    record, _ = _run(tmp_path, python, CHECKPOINT_LOOP.format(directory=str(tmp_path / "ckpt")))
+    saves = [p for p in record.phases if p.name == "checkpoint save"]
+    assert len(saves) == 13  # CheckpointManager.save twelve times, Checkpoint.write once
+    loop = [s for s in record.steps if s.get("kind") == "loop"]
+    assert len(loop) == 12
+    # a step runs from the end of one call to the end of the next; the save between them is
+    # taken out: no step lasts as long as the save before it
+    between = sorted(p.end_seconds - p.start_seconds for p in saves[:11])
+    steps = sorted(s["duration_seconds"] for s in loop[1:])
+    assert steps[len(steps) // 2] < between[len(between) // 2]

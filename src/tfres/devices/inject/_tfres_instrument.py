@@ -84,6 +84,7 @@ class Instrument:
         self.profiled = []  # (logdir, user_asked, window)
         self.loops = {}  # id(function) -> _LoopStats
         self.iterator_wait = 0.0
+        self.saved_seconds = 0.0  # all saves so far: a step takes out those inside it
         self.noted = set()
         self.modules = set()
         self.other_import_end = {}  # "torch"/"jax" -> when its import ended
@@ -181,6 +182,46 @@ def _after_tensorflow(tf, start, end):
     _start_allocator(tf)
     _patch_tf_function(tf)
     _patch_iterator()
+    _patch_checkpoints(tf)
+
+
+def timed_save(phase, original):
+    """``original``, a save, timed as a ``phase``; a step takes its seconds out of its own
+    (a save between two steps is not the step's work). A save inside another counts once."""
+
+    def wrapper(*args, **kwargs):
+        if _SAVING["depth"]:
+            return original(*args, **kwargs)
+        _SAVING["depth"] += 1
+        start = _clock()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _SAVING["depth"] -= 1
+            end = _clock()
+            INSTRUMENT.phase(phase, start, end)
+            INSTRUMENT.saved_seconds += end - start
+
+    wrapper.__wrapped__ = original
+    wrapper.__name__ = getattr(original, "__name__", phase)
+    wrapper.__doc__ = getattr(original, "__doc__", None)
+    return wrapper
+
+
+_SAVING = {"depth": 0}
+
+
+def _patch_checkpoints(tf):
+    """TensorFlow's own checkpoints (custom loops save through them) become phases too."""
+    try:
+        for cls, name in (
+            (tf.train.Checkpoint, "save"),
+            (tf.train.Checkpoint, "write"),
+            (tf.train.CheckpointManager, "save"),
+        ):
+            setattr(cls, name, timed_save("checkpoint save", getattr(cls, name)))
+    except Exception as err:
+        INSTRUMENT.failed("timing TensorFlow checkpoints", err)
 
 
 def _start_allocator(tf):
@@ -238,7 +279,16 @@ def _after_other(name):
 
 
 class _LoopStats:
-    __slots__ = ("name", "calls", "steps", "last_end", "first_start", "function", "alone")
+    __slots__ = (
+        "name",
+        "calls",
+        "steps",
+        "last_end",
+        "first_start",
+        "function",
+        "alone",
+        "saved_mark",
+    )
 
     def __init__(self, name, function):
         self.name = name
@@ -249,6 +299,7 @@ class _LoopStats:
         self.first_start = None
         self.function = function
         self.alone = None  # the window's first call, to time alone at exit (_tfres_alone)
+        self.saved_mark = INSTRUMENT.saved_seconds  # saves before the step are not its own
 
 
 _IN_KERAS = threading.local()
@@ -292,8 +343,10 @@ def _loop_call(fn, start, end, wait, from_tf_data):
     begin = stats.last_end if stats.last_end is not None else start - (wait or 0.0)
     if stats.first_start is None:
         stats.first_start = begin
+    saved, stats.saved_mark = INSTRUMENT.saved_seconds - stats.saved_mark, INSTRUMENT.saved_seconds
     if len(stats.steps) < _MAX_LOOP_STEPS:
-        stats.steps.append((begin, end - begin, wait, end - start, from_tf_data))
+        duration = max(0.0, end - begin - saved)
+        stats.steps.append((begin, duration, wait, end - start, from_tf_data))
     stats.last_end = end
     _time_python_input(stats, end - begin)
     return stats

@@ -35,23 +35,7 @@ def patch_keras(keras, inst):
             TensorFlowTrainer, name, _entry(name, getattr(TensorFlowTrainer, name), callback_cls)
         )
     for name, phase in (("save", "model save"), ("save_weights", "checkpoint save")):
-        setattr(Model, name, _timed(phase, getattr(Model, name)))
-
-
-def _timed(phase, original):
-    def wrapper(*args, **kwargs):
-        start = _clock()
-        try:
-            return original(*args, **kwargs)
-        finally:
-            end = _clock()
-            core.INSTRUMENT.phase(phase, start, end)
-            _SAVED["seconds"] += end - start  # a save inside a step is not the step's time
-
-    wrapper.__wrapped__ = original
-    wrapper.__name__ = getattr(original, "__name__", phase)
-    wrapper.__doc__ = getattr(original, "__doc__", None)
-    return wrapper
+        setattr(Model, name, core.timed_save(phase, getattr(Model, name)))
 
 
 def _entry(kind, original, callback_cls):
@@ -119,13 +103,13 @@ def _stopping():
     return _STOP["asked"]
 
 
-_SAVED = {"seconds": 0.0}
 _COUNTS = {}  # type: dict[str, int]
 
 
 def _save_and_exit(model):
     path = core.INSTRUMENT.checkpoint
     start = _clock()
+    core._SAVING["depth"] += 1  # one phase for this save, with its reason
     try:
         if path.endswith(".weights.h5"):
             model.save_weights(path)
@@ -178,7 +162,7 @@ def _callback_class(keras, inst):
             super().__init__()
             self.kind = kind
             self.epoch = None
-            self.open = None  # (kind, index, epoch, start, batches)
+            self.open = None  # (kind, index, epoch, start, saves so far)
             self.counts = _COUNTS  # per process: step numbers go on across fit calls
             self.epoch_start = None
             self.begun = {}
@@ -194,8 +178,8 @@ def _callback_class(keras, inst):
                 self._close(now)
                 index = self.counts.get(kind, 0)
                 self.counts[kind] = index + 1
-                self.open = (kind, index, self.epoch if kind == "fit" else None, now)
-                _SAVED["seconds"] = 0.0
+                saved = inst.saved_seconds  # saves from here on are not the step's time
+                self.open = (kind, index, self.epoch if kind == "fit" else None, now, saved)
                 if kind == "fit":
                     _window_step(index, self.model)
             except Exception as err:
@@ -204,12 +188,12 @@ def _callback_class(keras, inst):
         def _close(self, now):
             if self.open is None:
                 return
-            kind, index, epoch, start = self.open
+            kind, index, epoch, start, saved = self.open
             self.open = None
             _end_step()
             per = int(getattr(self.model, "steps_per_execution", 1) or 1) if self.model else 1
             inst.keras_steps += 1
-            duration = max(0.0, now - start - _SAVED["seconds"])
+            duration = max(0.0, now - start - (inst.saved_seconds - saved))
             inst.step(kind, index, epoch, start, duration, batches=per)
             if index == 0 and kind == "fit":
                 inst.phase("first step", start, now)
