@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tfres.devices.inject import _tfres_alone, _tfres_xplane
+from tfres.devices.inject import _tfres_alone, _tfres_window, _tfres_xplane
 
 tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
@@ -217,7 +217,7 @@ def test_the_cached_batches_keep_the_iterators_element_spec(
 def test_the_profiler_window_leaves_a_users_own_profiler_session_alone(tmp_path: Any) -> None:
     stopped: list[Any] = []
     armed: list[Any] = []
-    window = _tfres_alone.ProfilerWindow(
+    window = _tfres_window.ProfilerWindow(
         1, 2, _tfres_xplane.CALL_MARKER, armed.append, stopped=stopped.append
     )
     model = _model()
@@ -238,7 +238,7 @@ def test_the_profiler_window_leaves_a_users_own_profiler_session_alone(tmp_path:
 
 def test_the_profiler_window_traces_its_steps_and_says_when_it_stopped(tmp_path: Any) -> None:
     stopped: list[Any] = []
-    window = _tfres_alone.ProfilerWindow(
+    window = _tfres_window.ProfilerWindow(
         0, 1, _tfres_xplane.CALL_MARKER, lambda model: None, stopped=stopped.append
     )
     model = _model()

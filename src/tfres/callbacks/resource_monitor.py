@@ -9,7 +9,7 @@ from typing import Any
 import keras
 
 from tfres.backends.tf_memory import TfMemoryReader
-from tfres.devices.inject import _tfres_alone
+from tfres.devices.inject import _tfres_alone, _tfres_window
 from tfres.devices.inject import _tfres_xplane as xplane
 from tfres.record import Record
 from tfres.sampler.sampler import DEFAULT_INTERVAL_SECONDS
@@ -254,7 +254,7 @@ class ResourceMonitor(keras.callbacks.Callback):
 
 class _ProfileWindow:
     """The profiler window of :class:`ResourceMonitor`: the start-up hook's
-    :class:`~tfres.devices.inject._tfres_alone.ProfilerWindow`, the steps it covers, and its
+    :class:`~tfres.devices.inject._tfres_window.ProfilerWindow`, the steps it covers, and its
     reading at the end (see docs/instrumentation.md)."""
 
     def __init__(self, window: tuple[int, int] | None) -> None:
@@ -264,7 +264,7 @@ class _ProfileWindow:
         self.window = (
             None
             if window is None or os.environ.get("TFRES_INSTRUMENT") == "1"
-            else _tfres_alone.ProfilerWindow(*window, xplane.CALL_MARKER, self.alone.arm)
+            else _tfres_window.ProfilerWindow(*window, xplane.CALL_MARKER, self.alone.arm)
         )
         self.logdir: str | None = None
         self.steps: dict[int, dict[str, Any]] = {}

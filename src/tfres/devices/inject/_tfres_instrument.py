@@ -30,8 +30,6 @@ import tempfile
 import threading
 import time
 
-from _tfres_pyinput import GapTimer
-
 EVENTS_ENV = "TFRES_EVENTS_FILE"
 STEPS_ENV = "TFRES_STEPS_FILE"
 PROFILE_ENV = "TFRES_PROFILE"  # "A:B": train steps A..B into $TFRES_PROFILE_DIR
@@ -41,7 +39,6 @@ CHECKPOINT_ENV = "TFRES_CHECKPOINT"
 DEFAULT_WINDOW = (5, 24)
 #: a tf.function called this often is the step of a custom loop
 HOT_CALLS = 5
-_MAX_LOOP_STEPS = 200000
 _clock = time.monotonic
 
 
@@ -180,8 +177,9 @@ def _after_tensorflow(tf, start, end):
     INSTRUMENT.phase("import tensorflow", start, end)
     INSTRUMENT.modules.add("tensorflow")
     _start_allocator(tf)
-    _patch_tf_function(tf)
-    _patch_iterator()
+    import _tfres_loops
+
+    _tfres_loops.patch(tf)
     _patch_checkpoints(tf)
 
 
@@ -278,187 +276,7 @@ def _after_other(name):
 # ---------------------------------------------------------------- custom loops
 
 
-class _LoopStats:
-    __slots__ = (
-        "name",
-        "calls",
-        "steps",
-        "last_end",
-        "first_start",
-        "function",
-        "alone",
-        "saved_mark",
-    )
-
-    def __init__(self, name, function):
-        self.name = name
-        self.calls = 0
-        #: (begin, step seconds, input wait or None, seconds inside the call, from tf.data)
-        self.steps = []
-        self.last_end = None
-        self.first_start = None
-        self.function = function
-        self.alone = None  # the window's first call, to time alone at exit (_tfres_alone)
-        self.saved_mark = INSTRUMENT.saved_seconds  # saves before the step are not its own
-
-
 _IN_KERAS = threading.local()
-
-
-def _patch_tf_function(tf):
-    from tensorflow.python.eager.polymorphic_function import polymorphic_function as pf
-
-    cls = pf.Function
-    original = cls.__call__
-
-    def __call__(self, *args, **kwargs):
-        if getattr(_IN_KERAS, "depth", 0) or threading.current_thread() is not _MAIN:
-            return original(self, *args, **kwargs)
-        start = _clock()
-        python_wait = _GAP.stop()  # Python input since the previous call, where it was timed
-        wait, INSTRUMENT.iterator_wait = INSTRUMENT.iterator_wait, 0.0
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            try:
-                stats = _loop_call(
-                    self, start, _clock(), wait if wait > 0 else python_wait, wait > 0
-                )
-                if stats.calls == (INSTRUMENT.window or DEFAULT_WINDOW)[0]:
-                    _keep_call(stats, original, args, kwargs)
-            except Exception as err:
-                INSTRUMENT.failed("timing a tf.function", err)
-
-    cls.__call__ = __call__
-
-
-def _loop_call(fn, start, end, wait, from_tf_data):
-    """One call of a tf.function; ``wait``: the input seconds before it (tf.data iterators
-    read, or Python input timed by the gap timer), None where nothing timed it."""
-    stats = INSTRUMENT.loops.get(id(fn))
-    if stats is None:
-        stats = INSTRUMENT.loops[id(fn)] = _LoopStats(getattr(fn, "__name__", "tf.function"), fn)
-    stats.calls += 1
-    # a step runs from the end of the previous call to the end of this one
-    begin = stats.last_end if stats.last_end is not None else start - (wait or 0.0)
-    if stats.first_start is None:
-        stats.first_start = begin
-    saved, stats.saved_mark = INSTRUMENT.saved_seconds - stats.saved_mark, INSTRUMENT.saved_seconds
-    if len(stats.steps) < _MAX_LOOP_STEPS:
-        duration = max(0.0, end - begin - saved)
-        stats.steps.append((begin, duration, wait, end - start, from_tf_data))
-    stats.last_end = end
-    _time_python_input(stats, end - begin)
-    return stats
-
-
-def _keep_call(stats, call, args, kwargs):
-    """Keep the arguments of the window's first call of a function, to time the function
-    alone on them at exit (before TensorFlow's own exit handlers, registered earlier)."""
-    import _tfres_alone as alone
-
-    stats.alone = alone.LoopCallAlone(stats.function, call, args, kwargs, INSTRUMENT.note)
-    if not _LOOP_AT_EXIT:
-        _LOOP_AT_EXIT.append(True)
-        atexit.register(_time_loop_alone)
-
-
-def _time_loop_alone():
-    """At exit: the hot function alone on its kept arguments (see _tfres_alone)."""
-    hot = _hot_loop()
-    for stats in INSTRUMENT.loops.values():
-        if stats is not hot:
-            stats.alone = None  # let go of their arguments
-    if hot is None or hot.alone is None:
-        return
-    import _tfres_alone as alone
-
-    start = _clock()
-    try:
-        calls = hot.alone.measure(alone.BUDGET_SECONDS)
-    except Exception as err:
-        hot.alone = None
-        INSTRUMENT.failed("timing the loop's step alone", err)
-        return
-    if calls:
-        INSTRUMENT.events.write(
-            {
-                "event": "step_alone",
-                "kind": "loop",
-                "seconds": round(_loop_alone_seconds(hot), 9),
-                "plain_calls_seconds": [round(t, 9) for t in calls],
-                "cost_seconds": round(_clock() - start, 6),
-                "start_monotonic": start,
-            }
-        )
-
-
-def _time_python_input(stats, step_seconds):
-    """Time the Python input before the next call when it falls in the window (steps A..B,
-    counted from 0 like Keras's): only there does the profile hook run, and only in the gap;
-    a gap 20 times longer than this step (the loop ended) is not measured."""
-    first, last = INSTRUMENT.window or DEFAULT_WINDOW
-    if INSTRUMENT.keras_steps or not first <= stats.calls <= last:
-        return
-    if not _GAP.start(limit_seconds=max(2.0, 20 * step_seconds)):  # a profiler of its own
-        INSTRUMENT.note(
-            "the program runs its own Python profiler (sys.setprofile): the Python input of "
-            "custom loops was not timed"
-        )
-
-
-def _patch_iterator():
-    from tensorflow.python.data.ops import iterator_ops
-
-    cls = iterator_ops.OwnedIterator
-    original = cls.__next__
-
-    def __next__(self):
-        start = _clock()
-        try:
-            return original(self)
-        finally:
-            INSTRUMENT.iterator_wait += _clock() - start
-
-    cls.__next__ = __next__
-
-
-def _loop_alone_seconds(stats):
-    """The loop's function alone (lower quartile of its timed calls), or None."""
-    import _tfres_xplane as xplane
-
-    times = stats.alone.times if stats.alone is not None else []
-    return xplane.lower_quartile(times) if times else None
-
-
-def _hot_loop():
-    """The custom loop's step: the tf.function called most (at least HOT_CALLS times) in a
-    program with no Keras step; None otherwise."""
-    if INSTRUMENT.keras_steps or not INSTRUMENT.loops:
-        return None
-    hot = max(INSTRUMENT.loops.values(), key=lambda s: s.calls)
-    return hot if hot.calls >= HOT_CALLS else None
-
-
-def _write_loop_steps():
-    hot = _hot_loop()
-    if hot is None:
-        return
-    import _tfres_xplane as xplane
-
-    measured = any(step[2] is not None for step in hot.steps)
-    alone = _loop_alone_seconds(hot)
-    for i, (begin, duration, wait, call, from_tf_data) in enumerate(hot.steps):
-        wait = xplane.loop_step_input(wait, duration, call, from_tf_data, alone)
-        INSTRUMENT.step("loop", i, None, begin, duration, input_wait=wait)
-    INSTRUMENT.phase("first step", hot.steps[0][0], hot.steps[0][0] + hot.steps[0][1])
-    INSTRUMENT.phase("training loop", hot.first_start, hot.last_end, function=hot.name)
-    INSTRUMENT.last_work_end = max(INSTRUMENT.last_work_end or 0, hot.last_end)
-    if not measured:
-        INSTRUMENT.note(
-            "custom loop %s: its input wait was not measured (no tf.data iterator was read "
-            "between its calls, and no gap in the window was timed)" % hot.name
-        )
 
 
 # ---------------------------------------------------------------- the end
@@ -466,7 +284,9 @@ def _write_loop_steps():
 
 def _at_exit():
     try:
-        _write_loop_steps()
+        from _tfres_loops import write_steps
+
+        write_steps()
         from _tfres_keras import finish_profiles
 
         finish_profiles(INSTRUMENT)
@@ -514,9 +334,7 @@ def _why_no_steps():
 
 
 _MAIN = threading.main_thread()
-_LOOP_AT_EXIT = []  # type: list
 INSTRUMENT = Instrument()
-_GAP = GapTimer(_clock)
 
 
 def install():

@@ -20,6 +20,7 @@ import time
 
 import _tfres_alone as alone
 import _tfres_instrument as core
+import _tfres_window
 
 _clock = time.monotonic
 _KINDS = {"fit": "train", "evaluate": "test", "predict": "predict"}
@@ -262,7 +263,7 @@ def _window():
 
         first, last = core.INSTRUMENT.window or core.DEFAULT_WINDOW
         _WINDOW.append(
-            alone.ProfilerWindow(first, last, xplane.CALL_MARKER, _arm, stopped=_keep_trace)
+            _tfres_window.ProfilerWindow(first, last, xplane.CALL_MARKER, _arm, stopped=_keep_trace)
         )
     return _WINDOW[0]
 

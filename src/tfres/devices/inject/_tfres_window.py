@@ -1,0 +1,102 @@
+# ruff: noqa: UP004, UP031  (child-side: the style of sitecustomize.py, no tfres imports)
+"""The profiler window over a window of train steps, shared by ``tfres run``'s hook
+(:mod:`_tfres_keras`) and ``tfres.callbacks.ResourceMonitor``: when it starts and stops,
+which step lends its batch to the step alone (:mod:`_tfres_alone`), the TensorBoard step
+marker around each step, and the marker around each call of the model's train function
+(read by :func:`_tfres_xplane.step_breakdown`)."""
+
+
+class ProfilerWindow:
+    """The profiler over train steps ``first``-``last``: ``tfres run``'s hook and the
+    ``ResourceMonitor`` callback drive it alike, step by step.
+
+    :meth:`begin`, at the start of each train step ``index``: past the window, stop; at the
+    step that lends its batch (:func:`lending_step`), ``arm(model)`` the step alone; at the
+    window's first step, start the profiler in ``new_logdir()`` and mark each call of the
+    model's train function (:func:`mark_calls`); inside the window, wrap the step in
+    ``Trace("train", step_num=index, _r=1)``, the marker TensorBoard's overview needs and
+    Keras 3 does not write. :meth:`end_step` closes it. A profiler that cannot start (the
+    user's own session holds it) ends the window: :meth:`begin` raises once, then never
+    starts it again. Once the profiler has stopped, ``stopped(window)`` is called (its
+    trace is then in ``logdir``), also when stopping failed."""
+
+    def __init__(self, first, last, marker, arm, stopped=None):
+        self.first, self.last = first, last
+        self.state = "waiting"  # -> on -> done
+        self.logdir = None
+        self._marker = marker
+        self._arm = arm
+        self._stopped = stopped
+        self._trace = None
+        self._unmark = None
+
+    def begin(self, index, model, new_logdir):
+        import tensorflow as tf
+
+        if self.state == "on" and index > self.last:
+            self.stop()  # and step last + 1 may be the one that lends its batch
+        if index == lending_step(self.first, self.last):
+            self._arm(model)
+        if self.state == "waiting" and self.first <= index <= self.last:
+            self.state = "done"  # unless the profiler starts
+            self.logdir = new_logdir()
+            tf.profiler.experimental.start(self.logdir)
+            self.state = "on"
+            self._unmark = mark_calls(model, self._marker)
+        if self.state == "on":
+            self._trace = tf.profiler.experimental.Trace("train", step_num=index, _r=1)
+            self._trace.__enter__()
+
+    def end_step(self):
+        if self._trace is not None:
+            trace, self._trace = self._trace, None
+            trace.__exit__(None, None, None)
+
+    def stop(self):
+        """Stop the profiler if it runs; True if it did (its trace is then in ``logdir``)."""
+        if self.state != "on":
+            return False
+        import tensorflow as tf
+
+        try:
+            self.end_step()
+            if self._unmark is not None:
+                self._unmark()
+                self._unmark = None
+            tf.profiler.experimental.stop()
+        finally:
+            self.state = "done"
+            if self._stopped is not None:
+                self._stopped(self)
+        return True
+
+
+def lending_step(first, last):
+    """The train step that lends its batch for a window of steps ``first``-``last``: the one
+    just before it, or just after a window that starts at step 0 (outside the window, so the
+    capture's own time is in no traced step)."""
+    return first - 1 if first > 0 else last + 1
+
+
+def mark_calls(model, marker):
+    """Wrap ``model.train_function`` so that each call runs inside a ``marker`` TraceMe (the
+    window's calls, read by :func:`_tfres_xplane.step_breakdown`). Returns the undo, which
+    leaves a function someone else set since then alone."""
+    import tensorflow as tf
+
+    original = model.__dict__.get("train_function") if model is not None else None
+    if original is None:
+        return lambda: None
+    trace = tf.profiler.experimental.Trace
+
+    def marked(iterator):
+        with trace(marker):
+            return original(iterator)
+
+    model.train_function = marked
+
+    def undo():
+        if model.__dict__.get("train_function") is marked:
+            model.train_function = original
+
+    return undo
