@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tfres.devices.inject import _tfres_alone, _tfres_window, _tfres_xplane
+from tfres.devices.inject import _tfres_alone, _tfres_xplane
 
 tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
@@ -212,44 +212,6 @@ def test_the_cached_batches_keep_the_iterators_element_spec(
     assert cached.element_spec == spec
     got = list(cached.take(3))
     assert len(got) == 3 and all(x.shape == batch_shape for x, _ in got)
-
-
-def test_the_profiler_window_leaves_a_users_own_profiler_session_alone(tmp_path: Any) -> None:
-    stopped: list[Any] = []
-    armed: list[Any] = []
-    window = _tfres_window.ProfilerWindow(
-        1, 2, _tfres_xplane.CALL_MARKER, armed.append, stopped=stopped.append
-    )
-    model = _model()
-    tf.profiler.experimental.start(str(tmp_path / "users"))  # the program's own session
-    try:
-        window.begin(0, model, lambda: str(tmp_path / "ours"))  # lends its batch: armed
-        with pytest.raises(tf.errors.AlreadyExistsError):
-            window.begin(1, model, lambda: str(tmp_path / "ours"))
-        assert window.state == "done"
-        window.begin(2, model, lambda: str(tmp_path / "ours"))  # never tried again
-        window.end_step()
-        assert window.stop() is False and stopped == []
-    finally:
-        tf.profiler.experimental.stop()  # the user's session is still theirs to stop
-    assert armed == [model]
-    assert model.__dict__.get("train_function") is None  # no call was marked (none made)
-
-
-def test_the_profiler_window_traces_its_steps_and_says_when_it_stopped(tmp_path: Any) -> None:
-    stopped: list[Any] = []
-    window = _tfres_window.ProfilerWindow(
-        0, 1, _tfres_xplane.CALL_MARKER, lambda model: None, stopped=stopped.append
-    )
-    model = _model()
-    model.fit(_data(), steps_per_epoch=1, epochs=1, verbose=0)  # a train function to mark
-    function = model.train_function
-    for index in range(3):  # steps 0 and 1 traced; step 2 stops the window
-        window.begin(index, model, lambda: str(tmp_path))
-        window.end_step()
-    assert window.state == "done" and stopped == [window] and window.logdir == str(tmp_path)
-    assert list(tmp_path.glob("plugins/profile/*/*.xplane.pb"))
-    assert model.train_function is function  # marked inside the window only
 
 
 def _loop_step() -> tuple[Any, Any, Any]:
