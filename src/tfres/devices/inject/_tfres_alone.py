@@ -28,6 +28,7 @@ pass :data:`MAX_COPY_BYTES`, when the profiler cannot be started (another sessio
 it), or when ``fit`` stopped on SIGUSR1.
 """
 
+import contextlib
 import tempfile
 import time
 
@@ -124,21 +125,18 @@ class StepAlone:
         return times
 
     def _timed_calls(self, call_marker, budget_seconds):
-        import numpy as np
         import tensorflow as tf
 
         variables = _state_variables(self.model)
-        nbytes = sum(int(np.prod(v.shape)) * np.dtype(_dtype(v)).itemsize for v in variables)
+        nbytes = _copy_bytes(variables)
         if nbytes > MAX_COPY_BYTES:
             return self._skip(
                 "copying the model's %d MiB of variables to time the step alone is above %d MiB"
                 % (nbytes >> 20, MAX_COPY_BYTES >> 20)
             )
-        saved = [v.numpy() for v in variables]
         own = iter(self.cached)
         marker = tf.profiler.experimental.Trace
-        profiling = False
-        try:
+        with _put_back(variables):
             _sync(self.function(own))  # the first call on a new iterator runs cold
             # a step that waits for its input lasts as long as the pipeline takes, whatever
             # the profiler adds to its math: against such steps the plain call is the one
@@ -148,7 +146,6 @@ class StepAlone:
                 # (an event per op): against steps that did not wait, the step alone runs
                 # under it too, or the two do not compare
                 tf.profiler.experimental.start(tempfile.gettempdir())
-                profiling = True
             except Exception as err:
                 return self._skip("the profiler could not be started (%s)" % err)
 
@@ -156,11 +153,9 @@ class StepAlone:
                 with marker(call_marker):  # as the window's calls are marked
                     _sync(self.function(own))
 
-            return _calls(marked, budget_seconds / 2)
-        finally:
-            for v, value in zip(variables, saved, strict=True):
-                v.assign(value)
-            if profiling:
+            try:
+                return _calls(marked, budget_seconds / 2)
+            finally:
                 tf.profiler.experimental.stop(save=False)
 
     def _skip(self, why):
@@ -168,6 +163,24 @@ class StepAlone:
         self.cached = self.model = self.function = None
         self.note("the step alone (on a cached batch) was not timed: %s" % why)
         return None
+
+
+def _copy_bytes(variables):
+    """What copying ``variables`` to host memory takes, in bytes."""
+    import numpy as np
+
+    return sum(int(np.prod(v.shape)) * np.dtype(_dtype(v)).itemsize for v in variables)
+
+
+@contextlib.contextmanager
+def _put_back(variables):
+    """Every variable of ``variables`` assigned back, on leaving, the value it had on entry."""
+    saved = [v.numpy() for v in variables]
+    try:
+        yield
+    finally:
+        for v, value in zip(variables, saved, strict=True):
+            v.assign(value)
 
 
 def _calls(call, budget_seconds):
@@ -213,26 +226,20 @@ class LoopCallAlone:
         (args, kwargs), self._arguments = self._arguments, ((), {})
         if call is None:
             return None
-        import numpy as np
-
         variables = list(self._function.get_concrete_function(*args, **kwargs).variables)
-        nbytes = sum(int(np.prod(v.shape)) * np.dtype(_dtype(v)).itemsize for v in variables)
+        nbytes = _copy_bytes(variables)
         if nbytes > MAX_COPY_BYTES:
             return self._skip(
                 "copying the loop's %d MiB of variables is above %d MiB"
                 % (nbytes >> 20, MAX_COPY_BYTES >> 20)
             )
-        saved = [v.numpy() for v in variables]
-        try:
 
-            def once():
-                _sync(call(self._function, *args, **kwargs))
+        def once():
+            _sync(call(self._function, *args, **kwargs))
 
+        with _put_back(variables):
             once()  # the first call after the loop may run cold
             self.times = _calls(once, budget_seconds)
-        finally:
-            for v, value in zip(variables, saved, strict=True):
-                v.assign(value)
         return self.times
 
     def _skip(self, why):

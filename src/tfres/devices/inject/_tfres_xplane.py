@@ -216,7 +216,11 @@ PIPELINE_SHARE = 0.25
 def waited(step):
     """Whether ``step`` waited for its input (see :data:`WAITED_SECONDS`)."""
     wait = step.get("blocked_seconds", 0.0) + step.get("gil_seconds", 0.0)
-    return wait >= max(WAITED_SECONDS, WAITED_SHARE * step["duration_seconds"])
+    return _waited(wait, step["duration_seconds"])
+
+
+def _waited(wait_seconds, duration_seconds):
+    return wait_seconds >= max(WAITED_SECONDS, WAITED_SHARE * duration_seconds)
 
 
 def with_step_alone(steps, alone_calls, plain_calls=()):
@@ -276,7 +280,7 @@ def loop_step_input(wait, duration_seconds, call_seconds, from_tf_data, alone_se
     nothing of it ran beside the call."""
     if wait is None or alone_seconds is None or not from_tf_data:
         return wait
-    if wait < max(WAITED_SECONDS, WAITED_SHARE * duration_seconds):
+    if not _waited(wait, duration_seconds):
         return wait
     slower = min(call_seconds, max(0.0, call_seconds - alone_seconds))
     return min(duration_seconds, wait + slower)
