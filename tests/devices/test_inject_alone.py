@@ -171,6 +171,15 @@ def test_a_step_with_no_pipeline_working_beside_it_lost_nothing_to_its_input() -
     assert step["contention_seconds"] == 0 and step["input_seconds"] == 0.1
 
 
+def test_worker_processes_busy_beside_the_steps_count_as_the_pipelines_work() -> None:
+    # the trace sees no op of a PyDataset's worker processes: their CPU over the window (0.3
+    # of a core per second) puts 3 of the step's 10 s beside it, above PIPELINE_SHARE
+    (step,) = _tfres_xplane.with_step_alone([_step(10, 0.1, 9, 9)], [2.0], [1.0], 0.3)
+    assert step["contention_seconds"] == 7 and step["input_seconds"] == 7.1
+    (idle,) = _tfres_xplane.with_step_alone([_step(10, 0.1, 9, 9)], [2.0], [1.0], 0.2)
+    assert idle["contention_seconds"] == 0
+
+
 def test_a_step_that_waited_counts_all_it_ran_above_the_plain_call_as_input() -> None:
     # a step that waits lasts as long as its pipeline takes: whatever slowed its math (the
     # pipeline beside it, the profiler's own events) only shortened its wait. Profiled calls

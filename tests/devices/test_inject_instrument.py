@@ -154,6 +154,9 @@ def test_generator_fit_gets_steps_input_wait_and_phases(tmp_path: Path, python: 
     assert alone["calls_seconds"] and 0 < alone["seconds"] <= max(alone["calls_seconds"])
     assert alone["seconds"] == record.extra["profile"]["step_alone_seconds"]
     assert all("running_seconds" in s for s in record.extra["profile"]["steps"])
+    # the step alone's calls, at exit, are tfres's: no custom loop is seen in them
+    assert not [s for s in record.steps if s.get("kind") == "loop"]
+    assert not [n for n in record.notes if "not timed" in n], record.notes
 
 
 TWO_MODELS = """
@@ -443,3 +446,46 @@ def test_tensorflow_checkpoints_of_a_custom_loop_are_phases_not_steps(
     between = sorted(p.end_seconds - p.start_seconds for p in saves[:11])
     steps = sorted(s["duration_seconds"] for s in loop[1:])
     assert steps[len(steps) // 2] < between[len(between) // 2]
+
+
+PYDATASET_FIT = """
+import numpy as np
+import keras
+
+class Items(keras.utils.PyDataset):
+    def __len__(self):
+        return 1000
+
+    def __getitem__(self, index):
+        total = sum(i * i for i in range(30_000))  # Python work on a worker
+        return np.full((16, 8), total % 7, "float32"), np.ones((16, 1), "float32")
+
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4), keras.layers.Dense(1)])
+model.compile("sgd", "mse")
+model.fit(Items(workers=2, use_multiprocessing={processes}), steps_per_epoch=40, verbose=0)
+print("trained")
+"""
+
+
+def test_a_pydatasets_worker_threads_are_seen_beside_the_steps(tmp_path: Path, python: str) -> None:
+    """Each batch a worker thread makes is marked in the trace: the pipeline's work beside the
+    step, and its Python holding the GIL outside the step's function."""
+    record, _ = _run(tmp_path, python, PYDATASET_FIT.format(processes=False))
+    profile = record.extra["profile"]
+    steps = profile["steps"]
+    assert len(steps) == 20
+    assert sum(s["pipeline_seconds"] for s in steps) > 0.1 * profile["summary"]["duration_seconds"]
+    assert profile["workers_cpu_share"] == 0.0  # threads, no worker processes
+    assert not [n for n in record.notes if n.startswith("instrumentation")], record.notes
+
+
+def test_a_pydatasets_worker_processes_run_and_their_cpu_is_read(
+    tmp_path: Path, python: str
+) -> None:
+    """The marked worker function is pickled to the pool's processes and runs there
+    unmarked; their CPU over the window is read from /proc."""
+    record, out = _run(tmp_path, python, PYDATASET_FIT.format(processes=True))
+    assert record.exit_code == 0
+    assert len([s for s in record.steps if s.get("kind") == "fit"]) == 40
+    share = record.extra["profile"]["workers_cpu_share"]
+    assert share is not None and share > 0.05

@@ -4,6 +4,9 @@ session alone."""
 
 from __future__ import annotations
 
+import multiprocessing
+import pickle
+import time
 from typing import Any
 
 import numpy as np
@@ -62,3 +65,43 @@ def test_the_profiler_window_traces_its_steps_and_says_when_it_stopped(tmp_path:
     assert window.state == "done" and stopped == [window] and window.logdir == str(tmp_path)
     assert list(tmp_path.glob("plugins/profile/*/*.xplane.pb"))
     assert model.train_function is function  # marked inside the window only
+
+
+def test_the_pydataset_workers_function_is_marked_pickled_by_reference_and_put_back() -> None:
+    from keras.src.trainers.data_adapters import py_dataset_adapter as adapter
+
+    original = adapter.get_index
+    undo = _tfres_window.mark_items(_tfres_xplane.ITEM_MARKER)
+    try:
+        marked = adapter.get_index
+        assert marked is not original and marked.__qualname__ == original.__qualname__
+        # a process pool sends it by name: it must come back as the module's function
+        assert pickle.loads(pickle.dumps(marked)) is marked
+        again = _tfres_window.mark_items(_tfres_xplane.ITEM_MARKER)  # never wrapped twice
+        assert adapter.get_index is marked
+        again()
+        assert adapter.get_index is marked
+    finally:
+        undo()
+    assert adapter.get_index is original
+
+
+def _burn(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def test_the_worker_processes_cpu_is_read_over_the_window(tmp_path: Any) -> None:
+    window = _tfres_window.ProfilerWindow(0, 0, _tfres_xplane.CALL_MARKER, lambda model: None)
+    assert _tfres_window.workers_cpu_seconds() == 0.0  # no children
+    worker = multiprocessing.get_context("fork").Process(target=_burn, args=(0.6,))
+    worker.start()
+    try:
+        window.begin(0, _model(), lambda: str(tmp_path))
+        time.sleep(0.5)
+        window.stop()
+    finally:
+        worker.join()
+    # one busy process beside the window: near a core per second of it (2-core CI: > 0.3)
+    assert window.workers_share is not None and 0.3 < window.workers_share <= 1.2

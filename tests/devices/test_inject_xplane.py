@@ -149,6 +149,23 @@ def test_the_pipelines_work_beside_a_step_is_summed_over_its_threads(tmp_path: P
     assert round(step["pipeline_seconds"] * 1e3, 3) == 10.0  # 0-7 on one thread, 2-5 on another
 
 
+def test_a_pydataset_workers_batches_are_the_pipelines_python_and_work(tmp_path: Path) -> None:
+    """A batch a worker thread makes (the hook's item marker) holds the GIL while the step's
+    own Python waits outside its function, and is the pipeline's work beside the step."""
+    trace = write_trace(
+        tmp_path / "t.xplane.pb",
+        {
+            "python": [("train", 0, 10), ("EagerLocalExecute: __inference_step", 0, 7)],
+            "Thread-3 (worker)": [(xplane.ITEM_MARKER, 0, 9)],
+            "Thread-4 (worker)": [(xplane.ITEM_MARKER, 4, 12)],
+        },
+    )
+    (step,) = xplane.step_breakdown(trace)
+    assert round(step["gil_seconds"] * 1e3, 3) == 3.0  # 7-10, outside the function
+    assert round(step["input_seconds"] * 1e3, 3) == 3.0
+    assert round(step["pipeline_seconds"] * 1e3, 3) == 15.0  # 9 + 6 on two threads
+
+
 @pytest.mark.parametrize(
     ("wait", "from_tf_data", "alone", "expected"),
     [

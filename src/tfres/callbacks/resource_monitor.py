@@ -270,12 +270,14 @@ class _ProfileWindow:
         self.steps: dict[int, dict[str, Any]] = {}
         self.started: float | None = None  # the first step's start: 1% of the time since
         # is the budget of the step alone
+        self._unmark_items: Any = None  # undoes the PyDataset workers' batch marker
 
     def begin(self, index: int, model: Any) -> None:
         if self.window is None or self.window.state == "done":
             return
         if self.started is None:
             self.started = time.perf_counter()
+            self._unmark_items = _tfres_window.mark_items(xplane.ITEM_MARKER)
         try:
             self.window.begin(index, model, self._new_logdir)
         except Exception:  # another profiler session runs: the user's own
@@ -305,6 +307,9 @@ class _ProfileWindow:
 
         if self.window is not None:
             self.window.stop()
+        if self._unmark_items is not None:
+            self._unmark_items()
+            self._unmark_items = None
         if self.logdir is None:
             return self.notes
         try:
@@ -317,7 +322,10 @@ class _ProfileWindow:
                 alone = []
                 self.notes.append(f"the step alone (on a cached batch) was not timed: {err}")
             steps = xplane.with_step_alone(
-                read_profile(self.logdir)["steps"], alone, self.alone.plain_times
+                read_profile(self.logdir)["steps"],
+                alone,
+                self.alone.plain_times,
+                self.window.workers_share if self.window is not None else None,
             )
             for s in steps:
                 step = self.steps.get(s["step"])

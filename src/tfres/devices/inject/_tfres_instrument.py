@@ -78,7 +78,7 @@ class Instrument:
         self.window = _parse_window(env.get(PROFILE_ENV), self)
         self.profile_dir = env.get(PROFILE_DIR_ENV) or None
         self.checkpoint = env.get(CHECKPOINT_ENV) or None
-        self.profiled = []  # (logdir, user_asked, window)
+        self.profiled = []  # (logdir, user_asked, window, workers' CPU share)
         self.loops = {}  # id(function) -> _LoopStats
         self.iterator_wait = 0.0
         self.saved_seconds = 0.0  # all saves so far: a step takes out those inside it

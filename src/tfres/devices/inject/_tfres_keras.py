@@ -37,6 +37,12 @@ def patch_keras(keras, inst):
         )
     for name, phase in (("save", "model save"), ("save_weights", "checkpoint save")):
         setattr(Model, name, core.timed_save(phase, getattr(Model, name)))
+    try:
+        import _tfres_xplane as xplane
+
+        _tfres_window.mark_items(xplane.ITEM_MARKER)
+    except Exception as err:
+        inst.failed("marking the PyDataset workers' batches", err)
 
 
 def _entry(kind, original, callback_cls):
@@ -303,7 +309,7 @@ def _stop_window():
 def _keep_trace(window):
     """The window's profiler has stopped: its trace is read at exit."""
     steps = (window.first, window.last)
-    core.INSTRUMENT.profiled.append((window.logdir, _user_window(), steps))
+    core.INSTRUMENT.profiled.append((window.logdir, _user_window(), steps, window.workers_share))
 
 
 def finish_profiles(inst):
@@ -314,9 +320,9 @@ def finish_profiles(inst):
             "--profile %d:%d: the program ended before train step %d; no profile written"
             % (inst.window[0], inst.window[1], inst.window[0])
         )
-    for logdir, user, window in inst.profiled:
+    for logdir, user, window, workers_share in inst.profiled:
         try:
-            _read_profile(inst, logdir, user, window)
+            _read_profile(inst, logdir, user, window, workers_share)
         except Exception as err:
             inst.failed("reading the profiler trace in %s" % logdir, err)
         finally:
@@ -324,7 +330,7 @@ def finish_profiles(inst):
                 shutil.rmtree(logdir, ignore_errors=True)
 
 
-def _read_profile(inst, logdir, user, window):
+def _read_profile(inst, logdir, user, window, workers_share):
     import _tfres_xplane as xplane
 
     path = xplane.latest_xplane(logdir)
@@ -332,7 +338,9 @@ def _read_profile(inst, logdir, user, window):
         inst.note("the profiler wrote no trace in %s" % logdir)
         return
     timed = alone.times()
-    steps = xplane.with_step_alone(xplane.step_breakdown(path), timed, alone.plain_times())
+    steps = xplane.with_step_alone(
+        xplane.step_breakdown(path), timed, alone.plain_times(), workers_share
+    )
     for s in steps:
         inst.events.write(
             {
@@ -352,6 +360,7 @@ def _read_profile(inst, logdir, user, window):
             "function's time above the same step alone on a cached batch"
         ),
         "step_alone_seconds": round(xplane.lower_quartile(timed), 9) if timed else None,
+        "workers_cpu_share": None if workers_share is None else round(workers_share, 4),
         "summary": xplane.summary(steps),
         "steps": [
             {k: (round(v, 9) if isinstance(v, float) else v) for k, v in s.items()} for s in steps

@@ -2,8 +2,13 @@
 """The profiler window over a window of train steps, shared by ``tfres run``'s hook
 (:mod:`_tfres_keras`) and ``tfres.callbacks.ResourceMonitor``: when it starts and stops,
 which step lends its batch to the step alone (:mod:`_tfres_alone`), the TensorBoard step
-marker around each step, and the marker around each call of the model's train function
-(read by :func:`_tfres_xplane.step_breakdown`)."""
+marker around each step, the marker around each call of the model's train function and
+around each batch a ``keras.utils.PyDataset`` worker thread makes (read by
+:func:`_tfres_xplane.step_breakdown`), and the CPU time of worker processes over the window.
+"""
+
+import os
+import sys
 
 
 class ProfilerWindow:
@@ -29,6 +34,10 @@ class ProfilerWindow:
         self._stopped = stopped
         self._trace = None
         self._unmark = None
+        self._workers_at = None  # (clock, worker processes' CPU seconds) at the start
+        #: CPU of the program's worker processes (a PyDataset's ``use_multiprocessing``
+        #: pool) over the window, per second of it; None where it could not be read
+        self.workers_share = None
 
     def begin(self, index, model, new_logdir):
         import tensorflow as tf
@@ -42,6 +51,7 @@ class ProfilerWindow:
             self.logdir = new_logdir()
             tf.profiler.experimental.start(self.logdir)
             self.state = "on"
+            self._workers_at = (_clock(), workers_cpu_seconds())
             self._unmark = mark_calls(model, self._marker)
         if self.state == "on":
             self._trace = tf.profiler.experimental.Trace("train", step_num=index, _r=1)
@@ -64,11 +74,50 @@ class ProfilerWindow:
                 self._unmark()
                 self._unmark = None
             tf.profiler.experimental.stop()
+            self.workers_share = _share_since(self._workers_at)
         finally:
             self.state = "done"
             if self._stopped is not None:
                 self._stopped(self)
         return True
+
+
+def _clock():
+    import time
+
+    return time.perf_counter()
+
+
+def _share_since(at):
+    """Worker processes' CPU seconds per second since ``at`` (clock, CPU seconds)."""
+    if at is None or at[1] is None:
+        return None
+    now, cpu = _clock(), workers_cpu_seconds()
+    if cpu is None or now <= at[0]:
+        return None
+    return max(0.0, cpu - at[1]) / (now - at[0])
+
+
+def workers_cpu_seconds():
+    """CPU seconds used so far by this process's ``multiprocessing`` children (the worker
+    processes of a ``PyDataset(use_multiprocessing=True)``, a ``Pool`` of the program's
+    own): 0.0 with none, None where ``/proc`` cannot tell (not Linux)."""
+    mp = sys.modules.get("multiprocessing")
+    children = mp.active_children() if mp is not None else []
+    if not children:
+        return 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for child in children:
+        try:
+            with open("/proc/%d/stat" % child.pid) as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            if not os.path.isdir("/proc/self"):
+                return None
+            continue  # it ended meanwhile
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
 
 
 def lending_step(first, last):
@@ -98,5 +147,43 @@ def mark_calls(model, marker):
     def undo():
         if model.__dict__.get("train_function") is marked:
             model.train_function = original
+
+    return undo
+
+
+def mark_items(marker):
+    """Wrap Keras's PyDataset worker function (``get_index``, which runs one
+    ``__getitem__`` on a worker) so that each batch a worker thread makes runs inside a
+    ``marker`` TraceMe, on that thread's line of the trace. Keras looks the function up at
+    each batch it hands out, so the wrap holds from the next batch on. The wrapper keeps the
+    function's name and module (a process pool pickles it by reference) and, in a worker
+    process forked from this one, calls the function alone: TensorFlow is not used there.
+    Returns the undo; nothing is wrapped twice, and without Keras's adapter nothing is."""
+    try:
+        import tensorflow as tf
+        from keras.src.trainers.data_adapters import py_dataset_adapter as adapter
+    except ImportError:
+        return lambda: None
+    original = getattr(adapter, "get_index", None)
+    if original is None or getattr(original, "_tfres_marked", False):
+        return lambda: None
+
+    trace = tf.profiler.experimental.Trace
+    owner = os.getpid()
+
+    def get_index(uid, i):
+        if os.getpid() != owner:
+            return original(uid, i)
+        with trace(marker):
+            return original(uid, i)
+
+    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(get_index, name, getattr(original, name, None))
+    get_index._tfres_marked = True
+    adapter.get_index = get_index
+
+    def undo():
+        if adapter.get_index is get_index:
+            adapter.get_index = original
 
     return undo

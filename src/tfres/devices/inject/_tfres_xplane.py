@@ -10,7 +10,8 @@ looks for; the hook writes one around each Keras step of the window). Inside a s
   that op until tf.data has its next element), clipped to the step; plus the step's time
   outside its function and outside that op while the pipeline runs Python (a ``PyFunc``,
   ``EagerPyFunc`` or ``PyFuncStateless`` on a ``tf_data`` thread: ``from_generator``, a
-  Keras generator or ``PyDataset``, a ``py_function`` map). That Python holds the GIL, which
+  Keras generator or ``PyDataset``, a ``py_function`` map; a PyDataset's worker thread making
+  a batch, :data:`ITEM_MARKER`). That Python holds the GIL, which
   the step's own Python (the function call, Keras's loop) needs: there the step waits for
   its input as surely as in ``IteratorGetNext``, and the trace records no op for it;
 - compute: the time of ``EagerLocalExecute*`` events on the step's thread (the step's
@@ -28,6 +29,9 @@ import os
 _STEP_NAMES = ("train", "test", "predict")
 #: the hook's TraceMe around each call of the train function in the window
 CALL_MARKER = "tfres_train_call"
+#: the hook's TraceMe around each batch a ``keras.utils.PyDataset`` worker thread makes
+#: (:func:`_tfres_window.mark_items`): the pipeline's Python, on a thread of Keras's pool
+ITEM_MARKER = "tfres_input_item"
 
 
 def _xplane_pb2():
@@ -135,9 +139,9 @@ def step_breakdown(path):
                 calls.setdefault(line_id, []).append((start, end))
             elif name.startswith("EagerLocalExecute"):
                 executes.setdefault(line_id, []).append((start, end))
-            elif _is_pipeline_python(name, line_names[line_id]):
+            elif name == ITEM_MARKER or _is_pipeline_python(name, line_names[line_id]):
                 python.append((start, end))
-            if _is_pipeline_op(name, line_names[line_id]):
+            if name == ITEM_MARKER or _is_pipeline_op(name, line_names[line_id]):
                 pipeline.setdefault(line_id, []).append((start, end))
         python = _merged(python)
         pipeline = {line: _merged(spans) for line, spans in pipeline.items()}
@@ -223,7 +227,7 @@ def _waited(wait_seconds, duration_seconds):
     return wait_seconds >= max(WAITED_SECONDS, WAITED_SHARE * duration_seconds)
 
 
-def with_step_alone(steps, alone_calls, plain_calls=()):
+def with_step_alone(steps, alone_calls, plain_calls=(), workers_share=None):
     """``steps`` with the train steps' slowdown by their own input counted as input.
 
     ``alone_calls`` are calls of the train function on a cached batch, each timed with no
@@ -244,16 +248,25 @@ def with_step_alone(steps, alone_calls, plain_calls=()):
     - a step with no pipeline working beside it lost nothing to its input: whatever else
       slowed it (other programs, the machine) is not input.
 
+    The pipeline's work beside a step is its threads' ops in the trace (``pipeline_seconds``)
+    plus, for worker processes the trace cannot see (a ``PyDataset`` with
+    ``use_multiprocessing``), ``workers_share`` of the step: their CPU seconds per second
+    over the window (:attr:`_tfres_window.ProfilerWindow.workers_share`).
+
     Without a timing, ``steps`` is returned as read."""
     timed = [s for s in steps if s["kind"] == "fit" and "running_seconds" in s]
     if not alone_calls or not timed:
         return steps
     alone = lower_quartile(alone_calls)
     plain = lower_quartile(plain_calls) if plain_calls else alone
+
+    def beside(step):
+        return step.get("pipeline_seconds", 0.0) + (workers_share or 0.0) * step["duration_seconds"]
+
     for s in timed:
         if waited(s):
             lost = s["running_seconds"] - plain
-        elif s.get("pipeline_seconds", 0.0) >= PIPELINE_SHARE * s["duration_seconds"]:
+        elif beside(s) >= PIPELINE_SHARE * s["duration_seconds"]:
             lost = s["running_seconds"] - alone
         else:
             lost = 0.0
