@@ -7,10 +7,12 @@ that waited for a tf.data pipeline, also what its call ran above the function al
 (:class:`_tfres_alone.LoopCallAlone`, :func:`_tfres_xplane.loop_step_input`)."""
 
 import atexit
+import sys
 import threading
 
+import _tfres_alone
 import _tfres_instrument as core
-from _tfres_pyinput import GapTimer
+from _tfres_pyinput import GapSampler
 
 #: at most this many loop steps are kept
 _MAX_LOOP_STEPS = 200000
@@ -53,8 +55,13 @@ def _patch_tf_function(tf):
     original = cls.__call__
 
     def __call__(self, *args, **kwargs):
-        if getattr(core._IN_KERAS, "depth", 0) or threading.current_thread() is not core._MAIN:
+        if (
+            getattr(core._IN_KERAS, "depth", 0)
+            or _tfres_alone.TIMING[0]
+            or threading.current_thread() is not core._MAIN
+        ):
             return original(self, *args, **kwargs)
+        loop_frame = sys._getframe(1)
         start = core._clock()
         python_wait = _GAP.stop()  # Python input since the previous call, where it was timed
         wait, core.INSTRUMENT.iterator_wait = core.INSTRUMENT.iterator_wait, 0.0
@@ -63,7 +70,12 @@ def _patch_tf_function(tf):
         finally:
             try:
                 stats = _loop_call(
-                    self, start, core._clock(), wait if wait > 0 else python_wait, wait > 0
+                    self,
+                    start,
+                    core._clock(),
+                    wait if wait > 0 else python_wait,
+                    wait > 0,
+                    loop_frame,
                 )
                 if stats.calls == (core.INSTRUMENT.window or core.DEFAULT_WINDOW)[0]:
                     _keep_call(stats, original, args, kwargs)
@@ -73,9 +85,9 @@ def _patch_tf_function(tf):
     cls.__call__ = __call__
 
 
-def _loop_call(fn, start, end, wait, from_tf_data):
-    """One call of a tf.function; ``wait``: the input seconds before it (tf.data iterators
-    read, or Python input timed by the gap timer), None where nothing timed it."""
+def _loop_call(fn, start, end, wait, from_tf_data, loop_frame=None):
+    """One call of a tf.function from ``loop_frame``; ``wait``: the input seconds before it
+    (tf.data iterators read, or Python input timed in the gap), None where nothing timed it."""
     inst = core.INSTRUMENT
     stats = inst.loops.get(id(fn))
     if stats is None:
@@ -90,7 +102,7 @@ def _loop_call(fn, start, end, wait, from_tf_data):
         duration = max(0.0, end - begin - saved)
         stats.steps.append((begin, duration, wait, end - start, from_tf_data))
     stats.last_end = end
-    _time_python_input(stats, end - begin)
+    _time_python_input(stats, end - begin, loop_frame)
     return stats
 
 
@@ -135,18 +147,14 @@ def _time_loop_alone():
         )
 
 
-def _time_python_input(stats, step_seconds):
+def _time_python_input(stats, step_seconds, loop_frame):
     """Time the Python input before the next call when it falls in the window (steps A..B,
-    counted from 0 like Keras's): only there does the profile hook run, and only in the gap;
+    counted from 0 like Keras's): only there does the gap's sampler run, and only in the gap;
     a gap 20 times longer than this step (the loop ended) is not measured."""
     first, last = core.INSTRUMENT.window or core.DEFAULT_WINDOW
     if core.INSTRUMENT.keras_steps or not first <= stats.calls <= last:
         return
-    if not _GAP.start(limit_seconds=max(2.0, 20 * step_seconds)):  # a profiler of its own
-        core.INSTRUMENT.note(
-            "the program runs its own Python profiler (sys.setprofile): the Python input of "
-            "custom loops was not timed"
-        )
+    _GAP.start(max(2.0, 20 * step_seconds), loop_frame)
 
 
 def _patch_iterator():
@@ -204,4 +212,4 @@ def write_steps():
 
 
 _LOOP_AT_EXIT = []  # type: list
-_GAP = GapTimer(core._clock)
+_GAP = GapSampler(core._clock)

@@ -5,23 +5,29 @@ Python between two calls of the loop's ``tf.function``.
     for x, y in batches():        # a Python generator, an iterator class, ds[i] ...
         loss = train_step(x, y)   # the hot tf.function
 
-A generator's ``__next__`` cannot be wrapped from outside, but Python's profile hook sees
-every resumption of a generator frame (a ``call`` event) and every ``yield`` (a ``return``
-event), and every call of an ``__next__`` or ``__getitem__`` method. :class:`GapTimer` turns
-the hook on only in the gap after one call of the hot function and off when the next call
-starts, only on the main thread, only for a window of steps: the time from the outermost such
-frame's ``call`` to its ``return`` is the input wait of the next step. Frames nested inside
-it (a generator reading another) count once.
+The time inside the outermost generator frame, or ``__next__`` / ``__getitem__`` method,
+entered from the loop is input; the loop's own Python (logging, metrics) is not. A
+generator's ``__next__`` cannot be wrapped from outside, so :class:`GapSampler` looks at the
+loop thread's stack instead: from the end of one call of the hot function to the start of
+the next (only in the window's gaps), a daemon thread samples it every millisecond
+(``sys._current_frames()``), and the time since the previous sample goes to input when an
+input frame is on the stack between the sampled frame and the loop's frame. A sample is
+attributed to where the thread is when it lands (a long C call inside the input counts as
+input once the sampler gets the GIL); the last stretch, from the last sample to the next
+call, goes half to input when the last sample was in it (the input ended somewhere in it).
+
+Error: a sample waits for the GIL, up to the interpreter's switch interval (5 ms) while the
+loop's thread runs Python, so each of the gap's two edges is placed within about that much,
+either way. Cost: a GIL hand-over per sample, whatever the input code does. Python's profile
+hook, used before it, paid for every Python and C call in the gap: a generator making 60,000
+of them per batch read 3-6 times its own time (``benchmarks/gap_timer.py``).
 
 A gap that lasts longer than ``limit_seconds`` (the loop ended, and the program went on to
-other work) turns the hook off from inside and is not measured.
-
-It never displaces a profiler of the program's own (``sys.getprofile()`` set): then nothing
-is measured, and the caller says so. Cost: one Python call per call/return event in the gap,
-about a microsecond each here; the training step itself runs with the hook off.
+other work) stops the sampling and is not measured.
 """
 
 import sys
+import threading
 import time
 
 #: inspect.CO_GENERATOR, without importing inspect at start-up
@@ -29,57 +35,91 @@ CO_GENERATOR = 0x20
 #: methods that hand out the next batch of an iterator class or a sequence (PyDataset, ds[i])
 INPUT_METHODS = ("__next__", "__getitem__")
 
+#: the sampler's interval, seconds (a sample also waits for the GIL: up to the interpreter's
+#: switch interval, 5 ms by default, while the loop's thread runs Python)
+SAMPLE_SECONDS = 0.001
+#: frames walked up from a sample towards the loop's frame
+MAX_DEPTH = 64
 
-class GapTimer:
-    """Seconds spent in Python input code between :meth:`start` and :meth:`stop`."""
 
-    def __init__(self, clock=time.monotonic):
+def _is_input(code):
+    return code.co_flags & CO_GENERATOR or code.co_name in INPUT_METHODS
+
+
+class GapSampler:
+    """Seconds spent in Python input code between :meth:`start` and :meth:`stop`, from
+    samples of the loop thread's stack taken by a daemon thread (see the module's
+    docstring). The thread sleeps on an event between gaps."""
+
+    def __init__(self, clock=time.monotonic, every=SAMPLE_SECONDS):
         self._clock = clock
-        self._outer = None
-        self._started = 0.0
+        self._every = every
+        self._lock = threading.Lock()
+        self._gap = threading.Event()
+        self._thread = None
+        self._target = None  # the loop thread's ident
+        self._loop = None
+        self._sampling = False
+        self._last = 0.0
+        self._inside = False
         self._seconds = 0.0
         self._deadline = float("inf")
-        self._expired = False
-        #: True while this timer's hook is installed
-        self.on = False
-        #: False once a profiler of the program's own was found in place
-        self.available = True
 
-    def _hook(self, frame, event, arg):
-        if self._clock() > self._deadline:  # not a gap between steps any more
-            sys.setprofile(None)
-            self.on, self._expired, self._outer = False, True, None
-            return
-        if event == "call":
-            if self._outer is None:
-                code = frame.f_code
-                if code.co_flags & CO_GENERATOR or code.co_name in INPUT_METHODS:
-                    self._outer = frame
-                    self._started = self._clock()
-        elif event == "return" and frame is self._outer:
-            self._seconds += self._clock() - self._started
-            self._outer = None
+    @property
+    def on(self):
+        return self._sampling
 
-    def start(self, limit_seconds=float("inf")):
-        """Start timing the gap (on the calling thread); False when another profiler is on."""
-        self._seconds, self._outer, self._expired = 0.0, None, False
-        self._deadline = self._clock() + limit_seconds
-        if sys.getprofile() is not None:
-            self.available = False
-            return False
-        sys.setprofile(self._hook)
-        self.on = True
-        return True
+    def start(self, limit_seconds=float("inf"), loop_frame=None):
+        """Start timing the gap on the calling thread; ``loop_frame``: the frame that calls
+        the hot function (samples stop walking there)."""
+        with self._lock:
+            self._seconds, self._inside = 0.0, False
+            self._target = threading.get_ident()
+            self._loop = loop_frame
+            self._last = self._clock()
+            self._deadline = self._last + limit_seconds
+            self._sampling = True
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name="tfres-input-sampler", daemon=True
+            )
+            self._thread.start()
+        self._gap.set()
 
     def stop(self):
         """Stop timing; the input seconds of the gap, or None when it was not being timed (or
         it outlasted its limit)."""
-        if not self.on:
-            self._expired = False
-            return None
-        sys.setprofile(None)
-        self.on = False
-        if self._outer is not None:  # stopped inside the input code: count it up to now
-            self._seconds += self._clock() - self._started
-            self._outer = None
-        return self._seconds
+        with self._lock:
+            if not self._sampling:
+                return None
+            self._sampling, self._loop = False, None
+            self._gap.clear()
+            if self._inside:  # the input ended somewhere after the last sample
+                self._seconds += (self._clock() - self._last) / 2
+            return self._seconds
+
+    def _run(self):
+        while True:
+            self._gap.wait()
+            time.sleep(self._every)
+            self._sample()
+
+    def _sample(self):
+        frame = sys._current_frames().get(self._target)
+        with self._lock:
+            if not self._sampling:
+                return
+            now = self._clock()
+            if now > self._deadline:  # not a gap between steps any more
+                self._sampling, self._loop = False, None
+                self._gap.clear()
+                return
+            inside, depth = False, 0
+            while frame is not None and frame is not self._loop and depth < MAX_DEPTH:
+                if _is_input(frame.f_code):
+                    inside = True
+                    break
+                frame, depth = frame.f_back, depth + 1
+            if inside:
+                self._seconds += now - self._last
+            self._last, self._inside = now, inside

@@ -1,0 +1,147 @@
+"""The Python input of a custom loop, timed two ways, against the same batch made bare.
+
+A custom loop over a Python generator (``for x in batches(): train_step(x)``) gets its input
+wait from the time inside the generator between two calls of the hot function. tfres first
+timed it with Python's profile hook (``sys.setprofile``, reproduced below as
+``ProfileHookTimer`` for the comparison), which every Python and C call in the gap pays for;
+it now samples the loop thread's stack from a daemon thread (``_tfres_pyinput.GapSampler``).
+
+For each kind of generator, each round makes one batch bare, one under each timer, in turns
+(ABC, then the order rotated); per timer it reports the median of the reading over the bare
+batch (1.00 is right) and the median of the batch's own time under it over bare (what the
+timer slows the program). Nothing here imports tfres's package: the timer is loaded from
+``src/tfres/devices/inject`` as the child loads it.
+
+    .venv/bin/python benchmarks/gap_timer.py [--rounds 21]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src/tfres/devices/inject"))
+from _tfres_pyinput import CO_GENERATOR, INPUT_METHODS, GapSampler  # noqa: E402
+
+
+class ProfileHookTimer:
+    """The earlier method: the profile hook on in the gap, the outermost input frame timed
+    from its ``call`` event to its ``return``."""
+
+    def __init__(self) -> None:
+        self._outer = None
+        self._started = self._seconds = 0.0
+
+    def _hook(self, frame, event, arg):  # noqa: ANN001, ANN202
+        if event == "call" and self._outer is None:
+            code = frame.f_code
+            if code.co_flags & CO_GENERATOR or code.co_name in INPUT_METHODS:
+                self._outer, self._started = frame, time.monotonic()
+        elif event == "return" and frame is self._outer:
+            self._seconds += time.monotonic() - self._started
+            self._outer = None
+
+    def start(self, limit_seconds: float = float("inf"), loop_frame=None) -> None:  # noqa: ANN001
+        self._seconds, self._outer = 0.0, None
+        sys.setprofile(self._hook)
+
+    def stop(self) -> float:
+        sys.setprofile(None)
+        return self._seconds
+
+
+def _point(x: float, y: float) -> float:
+    return math.sin(x) * math.cos(y)
+
+
+def per_sample_python() -> Iterator[float]:
+    """~400,000 Python and C calls per batch (a rasteriser, a tokenizer written in Python)."""
+    while True:
+        yield sum(_point(i * 0.01, i * 0.02) for i in range(130_000))
+
+
+def numpy_per_item() -> Iterator[np.ndarray]:
+    """A few NumPy calls per item, 256 items a batch (an augmenting reader)."""
+    rng = np.random.default_rng(0)
+    while True:
+        yield np.stack([np.fliplr(rng.random((96, 96))).clip(0.1, 0.9) for _ in range(256)])
+
+
+def reads_files(tmp: Path) -> Callable[[], Iterator[bytes]]:
+    paths = []
+    for i in range(64):
+        path = tmp / f"item{i}.bin"
+        path.write_bytes(np.random.default_rng(i).bytes(2 * 2**20))
+        paths.append(path)
+
+    def batches() -> Iterator[bytes]:
+        while True:
+            yield b"".join(p.read_bytes() for p in paths)
+
+    return batches
+
+
+def _timed(gen: Iterator, timer) -> tuple[float, float | None]:  # noqa: ANN001
+    if timer is not None:
+        timer.start(loop_frame=sys._getframe())
+    start = time.perf_counter()
+    next(gen)
+    took = time.perf_counter() - start
+    read = timer.stop() if timer is not None else None
+    return took, read
+
+
+def compare(make: Callable[[], Iterator], rounds: int) -> dict[str, dict[str, float]]:
+    gen = make()
+    timers = {"bare": None, "profile hook": ProfileHookTimer(), "sampler": GapSampler()}
+    took: dict[str, list[float]] = {name: [] for name in timers}
+    read: dict[str, list[float]] = {name: [] for name in timers}
+    names = list(timers)
+    next(gen)  # warm
+    for r in range(rounds):
+        for name in names[r % 3 :] + names[: r % 3]:
+            t, v = _timed(gen, timers[name])
+            took[name].append(t)
+            if v is not None:
+                read[name].append(v)
+    bare = statistics.median(took["bare"])
+    return {
+        name: {
+            "bare_ms": bare * 1e3,
+            "read_over_bare": statistics.median(read[name]) / bare,
+            "slowdown": statistics.median(took[name]) / bare,
+        }
+        for name in ("profile hook", "sampler")
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=21)
+    args = parser.parse_args()
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        kinds = {
+            "per-sample Python": per_sample_python,
+            "NumPy per item": numpy_per_item,
+            "reads 64 files": reads_files(Path(tmp)),
+        }
+        print(f"{'generator':<20} {'bare ms':>8} {'timer':<13} {'read/bare':>9} {'slowdown':>9}")
+        for kind, make in kinds.items():
+            for timer, row in compare(make, args.rounds).items():
+                print(
+                    f"{kind:<20} {row['bare_ms']:8.2f} {timer:<13} "
+                    f"{row['read_over_bare']:9.2f} {row['slowdown']:9.2f}"
+                )
+
+
+if __name__ == "__main__":
+    main()
