@@ -81,7 +81,12 @@ def measure(model, make_data, steps, repeats=3, skip=SKIP_STEPS):
     ``tf.data`` pipeline tracing its ``map`` functions, the iterator's creation, the first
     batches made with nothing to overlap) is a one-off per call, and spread over the call's
     steps it would make the per-step truth depend on how many steps a call has. The whole
-    call's figures are reported beside it (``truth_call_*``)."""
+    call's figures are reported beside it (``truth_call_*``).
+
+    ``steps``: for a new script, as many as the ``fit`` it trains with (the one ``tfres run``
+    watches). A short ``fit``'s steady state can differ from a long one's: in
+    ``unseen3/input_pydataset_threads_fingerprints.py`` (2 worker threads) the step waited
+    0.545 of its time in 30-step fits and 0.407 in the 400-step one the tool watched."""
     if not TRUTH:
         return
     import statistics
