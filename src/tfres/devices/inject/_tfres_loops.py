@@ -109,9 +109,9 @@ def _loop_call(fn, start, end, wait, from_tf_data, loop_frame=None):
 def _keep_call(stats, call, args, kwargs):
     """Keep the arguments of the window's first call of a function, to time the function
     alone on them at exit (before TensorFlow's own exit handlers, registered earlier)."""
-    import _tfres_alone as alone
-
-    stats.alone = alone.LoopCallAlone(stats.function, call, args, kwargs, core.INSTRUMENT.note)
+    stats.alone = _tfres_alone.LoopCallAlone(
+        stats.function, call, args, kwargs, core.INSTRUMENT.note
+    )
     if not _LOOP_AT_EXIT:
         _LOOP_AT_EXIT.append(True)
         atexit.register(_time_loop_alone)
@@ -125,11 +125,9 @@ def _time_loop_alone():
             stats.alone = None  # let go of their arguments
     if hot is None or hot.alone is None:
         return
-    import _tfres_alone as alone
-
     start = core._clock()
     try:
-        calls = hot.alone.measure(alone.BUDGET_SECONDS)
+        calls = hot.alone.measure(_tfres_alone.BUDGET_SECONDS)
     except Exception as err:
         hot.alone = None
         core.INSTRUMENT.failed("timing the loop's step alone", err)

@@ -7,8 +7,12 @@ around each batch a ``keras.utils.PyDataset`` worker thread makes (read by
 :func:`_tfres_xplane.step_breakdown`), and the CPU time of worker processes over the window.
 """
 
+import functools
 import os
 import sys
+import time
+
+_clock = time.perf_counter
 
 
 class ProfilerWindow:
@@ -80,12 +84,6 @@ class ProfilerWindow:
             if self._stopped is not None:
                 self._stopped(self)
         return True
-
-
-def _clock():
-    import time
-
-    return time.perf_counter()
 
 
 def _share_since(at):
@@ -171,14 +169,13 @@ def mark_items(marker):
     trace = tf.profiler.experimental.Trace
     owner = os.getpid()
 
+    @functools.wraps(original)
     def get_index(uid, i):
         if os.getpid() != owner:
             return original(uid, i)
         with trace(marker):
             return original(uid, i)
 
-    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
-        setattr(get_index, name, getattr(original, name, None))
     get_index._tfres_marked = True
     adapter.get_index = get_index
 
