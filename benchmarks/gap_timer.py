@@ -122,9 +122,19 @@ def compare(make: Callable[[], Iterator], rounds: int) -> dict[str, dict[str, fl
     }
 
 
+def _rounds(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of rounds, 1 or more")
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--rounds", type=_rounds, default=21, help="rounds per generator (21)")
     args = parser.parse_args()
     import tempfile
 
