@@ -1,7 +1,9 @@
 """The gap sampler of custom loops fed from Python (`_tfres_pyinput`, loaded in the child
 without tfres): generator resumptions, iterator `__next__` and `ds[i]` are input; the loop's
 own Python is not; nested generators count once; a gap past its limit is not measured; the
-sampling thread rests between gaps and leaves a program's own profiler alone."""
+sampling thread rests between gaps and leaves a program's own profiler alone. And the record
+of tf.data's Python calls (`PipelinePython`), with real TensorFlow: a `from_generator`'s
+Python on tf.data's threads is kept, the loop thread's own `py_function` is not."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import pytest
 from tfres.devices.child_env import INJECT_DIR
 
 sys.path.insert(0, str(INJECT_DIR))
-from _tfres_pyinput import GapSampler  # noqa: E402
+from _tfres_pyinput import GapSampler, PipelinePython  # noqa: E402
 
 sys.path.remove(str(INJECT_DIR))
 
@@ -138,3 +140,47 @@ def test_a_gap_past_its_limit_is_not_measured() -> None:
     _bookkeeping(0.03)  # a sample past the deadline stops the sampling
     assert not timer.on
     assert timer.stop() is None
+
+
+def test_pipeline_python_keeps_tf_datas_python_calls_and_not_the_loops_own() -> None:
+    tf = pytest.importorskip("tensorflow")
+    from tensorflow.python.ops import script_ops
+
+    def examples() -> Iterator[float]:
+        while True:
+            _busy(0.004)  # Python on tf.data's thread, holding the GIL
+            yield 1.0
+
+    spec = tf.TensorSpec((), tf.float32)
+    data = tf.data.Dataset.from_generator(examples, output_signature=spec).batch(5)
+    recorder, original = PipelinePython(time.perf_counter), script_ops.FuncRegistry.__call__
+    recorder.patch(script_ops)
+    try:
+        next(iter(data))  # not started: nothing kept
+        assert recorder.spans == [] and not recorder.on
+        recorder.start()
+        own = tf.py_function(lambda: _busy(0.02) or 0.0, [], tf.float32)  # the loop's thread
+        assert float(own) == 0.0 and recorder.spans == []
+        batches = iter(data)
+        start = time.perf_counter()
+        for _ in range(4):
+            next(batches)
+        end = time.perf_counter()
+        kept = len(recorder.spans)
+        # 4 batches of 5 examples of 4 ms each, made on tf.data's thread while next() waited
+        seconds = recorder.take(start, end)
+        assert 0.8 * 0.080 <= seconds <= end - start, seconds
+        assert kept >= 15
+        assert all(e > end for _, e in recorder.spans)  # those that ended by then let go
+        assert recorder.take(end + 1, end + 2) == 0.0
+    finally:
+        script_ops.FuncRegistry.__call__ = original
+
+
+def test_pipeline_python_counts_overlapping_and_running_spans_once() -> None:
+    recorder = PipelinePython(time.perf_counter)
+    recorder.spans.extend([(0.0, 2.0), (1.0, 3.0), (5.0, 6.0), (9.0, 12.0)])
+    recorder._running[1] = 10.5  # a py_func still running at the call's end
+    assert recorder.take(1.5, 10.0) == pytest.approx(1.5 + 1.0 + 1.0)
+    assert recorder.spans == [(9.0, 12.0)]
+    assert recorder.take(10.0, 11.0) == pytest.approx(1.0)  # 10-11 inside both: once

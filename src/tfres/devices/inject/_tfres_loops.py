@@ -3,7 +3,8 @@
 most-called ``tf.function`` is a step, from the end of its previous call to the end of this
 one, less the saves between them. Input wait: the time in ``next()`` of tf.data iterators
 between two calls, or the Python input timed in the gap (:mod:`_tfres_pyinput`); for a step
-that waited for a tf.data pipeline, also what its call ran above the function alone
+that waited for a tf.data pipeline, or ran while the pipeline's Python ran beside its call
+(:class:`_tfres_pyinput.PipelinePython`), also what its call ran above the function alone
 (:class:`_tfres_alone.LoopCallAlone`, :func:`_tfres_xplane.loop_step_input`)."""
 
 import atexit
@@ -12,7 +13,7 @@ import threading
 
 import _tfres_alone
 import _tfres_instrument as core
-from _tfres_pyinput import GapSampler
+from _tfres_pyinput import GapSampler, PipelinePython
 
 #: at most this many loop steps are kept
 _MAX_LOOP_STEPS = 200000
@@ -22,6 +23,12 @@ def patch(tf):
     """Time calls of ``tf.function`` and reads of tf.data iterators (once TF is imported)."""
     _patch_tf_function(tf)
     _patch_iterator()
+    try:
+        from tensorflow.python.ops import script_ops
+
+        _PIPELINE.patch(script_ops)
+    except Exception as err:  # the loops' steps are still timed, only this reading is lost
+        core.INSTRUMENT.failed("timing tf.data's Python calls", err)
 
 
 class _LoopStats:
@@ -39,7 +46,8 @@ class _LoopStats:
     def __init__(self, name, function):
         self.name = name
         self.calls = 0
-        #: (begin, step seconds, input wait or None, seconds inside the call, from tf.data)
+        #: (begin, step seconds, input wait or None, seconds inside the call, from tf.data,
+        #: seconds of the call during which tf.data's Python ran)
         self.steps = []
         self.last_end = None
         self.first_start = None
@@ -62,6 +70,7 @@ def _patch_tf_function(tf):
         ):
             return original(self, *args, **kwargs)
         loop_frame = sys._getframe(1)
+        _PIPELINE.start()  # tf.data's Python from now on, against the calls (a no-op after)
         start = core._clock()
         python_wait = _GAP.stop()  # Python input since the previous call, where it was timed
         wait, core.INSTRUMENT.iterator_wait = core.INSTRUMENT.iterator_wait, 0.0
@@ -98,11 +107,13 @@ def _loop_call(fn, start, end, wait, from_tf_data, loop_frame=None):
     if stats.first_start is None:
         stats.first_start = begin
     saved, stats.saved_mark = inst.saved_seconds - stats.saved_mark, inst.saved_seconds
+    beside = _PIPELINE.take(start, end)
     if len(stats.steps) < _MAX_LOOP_STEPS:
         duration = max(0.0, end - begin - saved)
-        stats.steps.append((begin, duration, wait, end - start, from_tf_data))
+        stats.steps.append((begin, duration, wait, end - start, from_tf_data, beside))
     stats.last_end = end
-    _time_python_input(stats, end - begin, loop_frame)
+    if not from_tf_data:
+        _time_python_input(stats, end - begin, loop_frame)
     return stats
 
 
@@ -148,7 +159,9 @@ def _time_loop_alone():
 def _time_python_input(stats, step_seconds, loop_frame):
     """Time the Python input before the next call when it falls in the window (steps A..B,
     counted from 0 like Keras's): only there does the gap's sampler run, and only in the gap;
-    a gap 20 times longer than this step (the loop ended) is not measured."""
+    a gap 20 times longer than this step (the loop ended) is not measured. A loop whose step
+    read a tf.data iterator has its input timed in ``next()``: its gaps are not sampled (the
+    sampler would only contend for the GIL with the pipeline's Python)."""
     first, last = core.INSTRUMENT.window or core.DEFAULT_WINDOW
     if core.INSTRUMENT.keras_steps or not first <= stats.calls <= last:
         return
@@ -196,8 +209,8 @@ def write_steps():
 
     measured = any(step[2] is not None for step in hot.steps)
     alone = _loop_alone_seconds(hot)
-    for i, (begin, duration, wait, call, from_tf_data) in enumerate(hot.steps):
-        wait = xplane.loop_step_input(wait, duration, call, from_tf_data, alone)
+    for i, (begin, duration, wait, call, from_tf_data, beside) in enumerate(hot.steps):
+        wait = xplane.loop_step_input(wait, duration, call, from_tf_data, alone, beside)
         core.INSTRUMENT.step("loop", i, None, begin, duration, input_wait=wait)
     core.INSTRUMENT.phase("first step", hot.steps[0][0], hot.steps[0][0] + hot.steps[0][1])
     core.INSTRUMENT.phase("training loop", hot.first_start, hot.last_end, function=hot.name)
@@ -211,3 +224,4 @@ def write_steps():
 
 _LOOP_AT_EXIT = []  # type: list
 _GAP = GapSampler(core._clock)
+_PIPELINE = PipelinePython(core._clock)

@@ -24,6 +24,11 @@ of them per batch read 3-6 times its own time (``benchmarks/gap_timer.py``).
 
 A gap that lasts longer than ``limit_seconds`` (the loop ended, and the program went on to
 other work) stops the sampling and is not measured.
+
+A loop over a ``tf.data`` pipeline that runs Python (``from_generator``, ``py_function`` and
+``numpy_function`` maps) has its input on tf.data's threads, beside the loop's calls:
+:class:`PipelinePython` records when that Python runs, so a step that did not wait in
+``next()`` but whose call ran beside it can still count the slowdown as input.
 """
 
 import sys
@@ -123,3 +128,73 @@ class GapSampler:
             if inside:
                 self._seconds += now - self._last
             self._last, self._inside = now, inside
+
+
+class PipelinePython:
+    """How long ``tf.data``'s Python ran during each call of a loop's function: every
+    ``py_func`` TensorFlow makes (the generator of ``from_generator``, ``py_function`` and
+    ``numpy_function`` maps) goes through ``script_ops.FuncRegistry.__call__``, which
+    :meth:`patch` wraps to keep its spans once :meth:`start` has been called. Calls on the
+    loop's own thread are not the pipeline's and are not kept; a ``py_function`` inside the
+    loop's own ``tf.function`` runs on TensorFlow's executor threads and is kept (the call
+    alone, compared with, runs it too). Spans are let go as calls take them
+    (:meth:`take`), so only those since the last call are held."""
+
+    #: at most this many spans are held (a program whose loop has ended and whose pipeline
+    #: runs on, feeding something else, stops adding at this many)
+    MAX_SPANS = 50000
+
+    def __init__(self, clock=time.monotonic):
+        self._clock = clock
+        self._loop_thread = None
+        self._running = {}  # thread ident -> start of the py_func it runs now
+        self.spans = []  # (start, end) of finished py_funcs, in the order they ended
+
+    @property
+    def on(self):
+        return self._loop_thread is not None
+
+    def patch(self, script_ops):
+        """Wrap ``script_ops.FuncRegistry.__call__`` (TensorFlow's C++ calls it by name)."""
+        registry = script_ops.FuncRegistry
+        original = registry.__call__
+        recorder, clock, running, spans = self, self._clock, self._running, self.spans
+
+        def __call__(self, token, device, args):
+            thread = threading.get_ident()
+            if recorder._loop_thread in (None, thread):
+                return original(self, token, device, args)
+            running[thread] = clock()
+            try:
+                return original(self, token, device, args)
+            finally:
+                start = running.pop(thread, None)
+                if start is not None and len(spans) < recorder.MAX_SPANS:
+                    spans.append((start, clock()))
+
+        registry.__call__ = __call__
+
+    def start(self):
+        """Keep spans from now on; the calling thread is the loop's."""
+        if self._loop_thread is None:
+            self._loop_thread = threading.get_ident()
+
+    def take(self, start, end):
+        """Seconds of [start, end] (a call) during which the pipeline ran Python, on any
+        thread; the spans that ended by ``end`` are let go."""
+        spans = self.spans
+        done = list(spans)
+        inside = [(max(s, start), min(e, end)) for s, e in done if e > start and s < end]
+        inside += [(max(s, start), end) for s in list(self._running.values()) if s < end]
+        ended = 0  # spans are let go from the front: new ones are added at the end
+        for _, e in done:
+            if e > end:
+                break
+            ended += 1
+        del spans[:ended]
+        total, reach = 0.0, start
+        for s, e in sorted(inside):
+            if e > reach:
+                total += e - max(s, reach)
+                reach = e
+        return total

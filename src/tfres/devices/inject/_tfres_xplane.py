@@ -280,20 +280,26 @@ def with_step_alone(steps, alone_calls, plain_calls=(), workers_share=None):
     return steps
 
 
-def loop_step_input(wait, duration_seconds, call_seconds, from_tf_data, alone_seconds):
+def loop_step_input(
+    wait, duration_seconds, call_seconds, from_tf_data, alone_seconds, beside_seconds=0.0
+):
     """A custom loop step's input wait, read as :func:`with_step_alone` reads a Keras step.
 
     ``wait`` is what the hook timed before the call: the time in ``next()`` of tf.data
     iterators (``from_tf_data``), or the Python input timed in the gap, or None.
     ``alone_seconds`` is the loop's function alone on one of its batches (the lower quartile
-    of its calls, :class:`_tfres_alone.LoopCallAlone`). A step that waited for a tf.data
-    pipeline lasts as long as the pipeline takes, and the pipeline ran on its own threads
-    beside the call (its cores, its Python's hold on the GIL): what the call ran above the
-    call alone is input too. Python input runs on the loop's own thread, between the calls:
-    nothing of it ran beside the call."""
+    of its calls, :class:`_tfres_alone.LoopCallAlone`); ``beside_seconds``, how long the
+    pipeline's Python ran during the call (:class:`_tfres_pyinput.PipelinePython`). A tf.data
+    pipeline runs on its own threads beside the call (its cores, its Python's hold on the
+    GIL), so what the call ran above the call alone is input too when the step waited for it
+    (it lasts as long as the pipeline takes), or when the pipeline's Python ran beside the
+    call for at least :data:`PIPELINE_SHARE` of the step (a batch was ready, but making the
+    next one slowed this call). Python input runs on the loop's own thread, between the
+    calls: nothing of it ran beside the call."""
     if wait is None or alone_seconds is None or not from_tf_data:
         return wait
-    if not _waited(wait, duration_seconds):
+    beside = beside_seconds >= PIPELINE_SHARE * duration_seconds
+    if not (_waited(wait, duration_seconds) or beside):
         return wait
     slower = min(call_seconds, max(0.0, call_seconds - alone_seconds))
     return min(duration_seconds, wait + slower)
