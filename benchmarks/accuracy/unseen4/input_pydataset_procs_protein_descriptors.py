@@ -32,7 +32,8 @@ HYDROPATHY = dict(
             4.2,
             -0.9,
             -1.3,
-        ], strict=False,
+        ],
+        strict=False,
     )
 )
 WINDOW, PROFILE, BATCH = 19, 64, 64
