@@ -259,6 +259,11 @@ def check(script: Path, tmp: Path) -> dict:
         if cause == "start-up"
         else None,
         "notes": record.notes,
+        # the script's own rate in the run tfres watched and in the truth's run: a program
+        # whose speed moves between runs (two threads trading the GIL can settle into a
+        # fast or a slow rhythm) has a truth that may not describe the run watched
+        "rate_watched": figures.get("steps_per_second"),
+        "rate_truth_run": truth.get("steps_per_second"),
         # the figures behind both sides, for reading an error (JSON only)
         "truth_figures": truth,
         "profile": record.extra.get("profile"),
@@ -313,6 +318,7 @@ def main() -> int:
                 f" wait truth={_p(row['input_wait_truth'])} measured="
                 f"{_p(row['input_wait_measured'])}"
                 + ("" if err is None else f" ({err:+.1f} pts)")
+                + _rates(row)
                 + ("" if row["training_advice"] is None else f" advice={row['training_advice']}"),
                 flush=True,
             )
@@ -344,6 +350,13 @@ def main() -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0
+
+
+def _rates(row: dict) -> str:
+    watched, truth = row["rate_watched"], row["rate_truth_run"]
+    if watched is None or truth is None:
+        return ""
+    return f" steps/s watched {watched:.1f}, truth's run {truth:.1f}"
 
 
 def _p(x: float | None) -> str:
