@@ -177,10 +177,12 @@ def test_pipeline_python_keeps_tf_datas_python_calls_and_not_the_loops_own() -> 
         script_ops.FuncRegistry.__call__ = original
 
 
-def test_pipeline_python_counts_overlapping_and_running_spans_once() -> None:
+def test_pipeline_python_sums_its_threads_within_the_call_and_lets_go_of_finished_spans() -> None:
     recorder = PipelinePython(time.perf_counter)
-    recorder.spans.extend([(0.0, 2.0), (1.0, 3.0), (5.0, 6.0), (9.0, 12.0)])
-    recorder._running[1] = 10.5  # a py_func still running at the call's end
-    assert recorder.take(1.5, 10.0) == pytest.approx(1.5 + 1.0 + 1.0)
-    assert recorder.spans == [(9.0, 12.0)]
-    assert recorder.take(10.0, 11.0) == pytest.approx(1.0)  # 10-11 inside both: once
+    recorder.spans.extend([(0.0, 2.0), (1.0, 3.0), (5.0, 6.0)])
+    recorder._running[1] = 9.5  # a py_func still running at the call's end
+    # 0.5 + 1.5 (two threads, 1.5-3) + 1.0 + 0.5 (running since 9.5)
+    assert recorder.take(1.5, 10.0) == pytest.approx(3.5)
+    assert recorder.spans == []
+    recorder.spans.extend([(10.0, 11.0), (10.0, 11.0), (10.0, 11.0)])  # three threads at once
+    assert recorder.take(10.0, 11.0) == pytest.approx(1.0)  # never more than the call

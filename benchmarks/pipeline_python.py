@@ -1,0 +1,102 @@
+"""What timing tf.data's Python costs a custom loop (``_tfres_pyinput.PipelinePython``).
+
+Under ``tfres run`` every ``py_func`` TensorFlow makes goes through a wrapper that times it on
+tf.data's threads, and each call of the loop's function takes the spans that overlap it. This
+runs one custom loop over a ``from_generator`` pipeline (one ``py_func`` per element, 64 per
+batch) in rounds, bare and with the recorder on, in turns (ABAB...), in one process, and
+reports the median steps per second of each and their ratio. The loop's step is kept short
+(a small matmul), so the recorder's share of it is as large as it gets in a real loop; a
+cheap generator keeps the pipeline ahead of the step.
+
+Nothing here imports tfres's package: the recorder is loaded from
+``src/tfres/devices/inject`` as the child loads it.
+
+    .venv/bin/python benchmarks/pipeline_python.py [--rounds 11] [--steps 200] [--batch 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src/tfres/devices/inject"))
+from _tfres_pyinput import PipelinePython  # noqa: E402
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
+    return value
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=_positive, default=11, help="pairs of loops (11)")
+    parser.add_argument("--steps", type=_positive, default=200, help="steps per loop (200)")
+    parser.add_argument("--batch", type=_positive, default=64, help="elements per batch (64)")
+    args = parser.parse_args()
+
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow.python.ops import script_ops
+
+    def examples():
+        rng = np.random.default_rng(0)
+        while True:
+            yield rng.random(32, dtype=np.float32)
+
+    spec = tf.TensorSpec((32,), tf.float32)
+    weights = tf.Variable(tf.random.normal((32, 32)))
+
+    @tf.function
+    def step(x):
+        weights.assign_add(1e-6 * tf.matmul(x, x, transpose_a=True))
+        return tf.reduce_sum(x)
+
+    recorder = PipelinePython(time.perf_counter)
+    bare = script_ops.FuncRegistry.__call__
+    recorder.patch(script_ops)
+    timed = script_ops.FuncRegistry.__call__
+    recorder.start()
+
+    def loop(on: bool) -> float:
+        script_ops.FuncRegistry.__call__ = timed if on else bare
+        data = tf.data.Dataset.from_generator(examples, output_signature=spec).batch(args.batch)
+        start = time.perf_counter()
+        for i, x in enumerate(data):
+            if i == args.steps:
+                break
+            call = time.perf_counter()
+            step(x)
+            if on:
+                recorder.take(call, time.perf_counter())
+        return args.steps / (time.perf_counter() - start)
+
+    loop(False)  # trace the step, warm the pipeline
+    rates: dict[bool, list[float]] = {False: [], True: []}
+    for r in range(args.rounds):
+        for on in (False, True) if r % 2 == 0 else (True, False):
+            rates[on].append(loop(on))
+    script_ops.FuncRegistry.__call__ = bare
+    plain, with_recorder = statistics.median(rates[False]), statistics.median(rates[True])
+    print(f"loop over from_generator, {args.batch} py_funcs a step, {args.rounds} rounds each")
+    print(
+        f"  bare           {plain:8.1f} steps/s  ({min(rates[False]):.1f}-{max(rates[False]):.1f})"
+    )
+    print(
+        f"  with recorder  {with_recorder:8.1f} steps/s  "
+        f"({min(rates[True]):.1f}-{max(rates[True]):.1f})"
+    )
+    print(f"  ratio          {with_recorder / plain:8.3f}  (1.000 = no cost)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
