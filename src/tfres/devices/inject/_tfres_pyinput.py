@@ -35,6 +35,8 @@ import sys
 import threading
 import time
 
+from _tfres_xplane import overlap
+
 #: inspect.CO_GENERATOR, without importing inspect at start-up
 CO_GENERATOR = 0x20
 #: methods that hand out the next batch of an iterator class or a sequence (PyDataset, ds[i])
@@ -138,10 +140,11 @@ class PipelinePython:
     loop's own thread are not the pipeline's and are not kept; a ``py_function`` inside the
     loop's own ``tf.function`` runs on TensorFlow's executor threads and is kept (the call
     alone, compared with, runs it too). Spans are let go as calls take them
-    (:meth:`take`), so only those since the last call are held. Cost, measured here: about
-    0.4 us per ``py_func`` call, and 27 us (64 spans) to 62 us (256) per call of the loop's
-    function; a loop of 9-11 ms steps over a 64-element ``from_generator`` ran at 0.95 and
-    1.00 of its bare speed (``benchmarks/pipeline_python.py``, the VM's spread)."""
+    (:meth:`take`), so only those since the last call are held. Cost, measured here
+    (``benchmarks/pipeline_python.py``): 0.4-0.9 us more per ``py_func`` call, 15-28 us per
+    call of the loop's function with 64 spans to take (56-57 us with 256); a loop of 7-13 ms
+    steps over a 64-element ``from_generator`` ran at 0.91-1.00 of its bare speed in four
+    runs (median 0.95), a spread as wide as the VM's within one run."""
 
     #: at most this many spans are held (a program whose loop has ended and whose pipeline
     #: runs on, feeding something else, stops adding at this many)
@@ -188,12 +191,7 @@ class PipelinePython:
         finished span is let go: it ended before the loop's next call can start."""
         spans = self.spans
         done = len(spans)
-        total = 0.0
-        for s, e in spans[:done]:
-            if e > start and s < end:
-                total += min(e, end) - max(s, start)
-        for s in list(self._running.values()):
-            if s < end:
-                total += end - max(s, start)
+        running = [(s, end) for s in list(self._running.values())]
+        total = overlap(spans[:done] + running, start, end)
         del spans[:done]
         return min(total, end - start)

@@ -46,7 +46,8 @@ def latest_xplane(logdir):
     return max(found, key=os.path.getmtime) if found else None
 
 
-def _overlap(spans, start, end):
+def overlap(spans, start, end):
+    """Time of ``spans`` inside ``start``-``end``, summed (spans that overlap count each)."""
     total = 0
     for s, e in spans:
         lo, hi = max(s, start), min(e, end)
@@ -150,11 +151,11 @@ def step_breakdown(path):
             blocked = _merged(
                 [(max(s, start), min(e, end)) for s, e in inputs if e > start and s < end]
             )
-            ran = min(duration, _overlap(executes.get(line_id, []), start, end))
+            ran = min(duration, overlap(executes.get(line_id, []), start, end))
             busy = _merged(executes.get(line_id, []) + blocked)
             # outside the function and the wait, while the pipeline's Python holds the GIL
             gaps = _gaps(busy, start, end)
-            gil = sum(_overlap(python, s, e) for s, e in gaps)
+            gil = sum(overlap(python, s, e) for s, e in gaps)
             waited = sum(e - s for s, e in blocked)
             step = {
                 "kind": {"train": "fit", "test": "evaluate"}.get(name, name),
@@ -166,7 +167,7 @@ def step_breakdown(path):
                 "compute_seconds": max(0, ran - waited) / 1e12,
                 "other_seconds": max(0, sum(e - s for s, e in gaps) - gil) / 1e12,
                 # the pipeline's work during the step, summed over its threads
-                "pipeline_seconds": sum(_overlap(spans, start, end) for spans in pipeline.values())
+                "pipeline_seconds": sum(overlap(spans, start, end) for spans in pipeline.values())
                 / 1e12,
             }
             call = [
@@ -177,8 +178,8 @@ def step_breakdown(path):
             if call:
                 # the train function's call: its time neither blocked nor held off by the GIL
                 in_call = sum(e - s for s, e in call)
-                lost = sum(_overlap(blocked, s, e) for s, e in call) + sum(
-                    _overlap(python, max(gs, cs), min(ge, ce))
+                lost = sum(overlap(blocked, s, e) for s, e in call) + sum(
+                    overlap(python, max(gs, cs), min(ge, ce))
                     for gs, ge in gaps
                     for cs, ce in call
                     if min(ge, ce) > max(gs, cs)
