@@ -8,6 +8,10 @@ reports the median steps per second of each and their ratio. The loop's step is 
 (a small matmul), so the recorder's share of it is as large as it gets in a real loop; a
 cheap generator keeps the pipeline ahead of the step.
 
+Then, one call at a time (medians of 3000): what the wrapper adds to a ``py_func`` call
+(against the same call bare), and what one call of the loop's function pays to take 0, 64
+or 256 spans.
+
 Nothing here imports tfres's package: the recorder is loaded from
 ``src/tfres/devices/inject`` as the child loads it.
 
@@ -95,7 +99,42 @@ def main() -> int:
         f"({min(rates[True]):.1f}-{max(rates[True]):.1f})"
     )
     print(f"  ratio          {with_recorder / plain:8.3f}  (1.000 = no cost)")
+    _one_call_at_a_time()
     return 0
+
+
+def _one_call_at_a_time(calls: int = 3000) -> None:
+    def median_us(run) -> float:  # noqa: ANN001
+        times = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - start)
+        return 1e6 * statistics.median(times)
+
+    class Registry:
+        def __call__(self, token, device, args):  # noqa: ANN001, ANN204
+            return args
+
+    class ScriptOps:
+        FuncRegistry = Registry
+
+    registry = Registry()
+    bare = median_us(lambda: registry("token", "device", ()))
+    recorder = PipelinePython(time.perf_counter)
+    recorder.patch(ScriptOps)
+    recorder._loop_thread = -1  # started, from a thread that is not this one
+    wrapped = median_us(lambda: (registry("token", "device", ()), recorder.spans.clear()))
+    print(f"one py_func call: {bare:.2f} us bare, {wrapped:.2f} us wrapped (and its span kept)")
+    for n in (0, 64, 256):
+        now = time.perf_counter()
+        spans = [(now + i * 1e-4, now + i * 1e-4 + 5e-5) for i in range(n)]
+
+        def take(spans: list = spans, now: float = now) -> None:
+            recorder.spans[:] = spans  # refilled each time (under 2 us of the figure)
+            recorder.take(now, now + 1.0)
+
+        print(f"one call of the loop's function, {n:3d} spans to take: {median_us(take):.1f} us")
 
 
 if __name__ == "__main__":
