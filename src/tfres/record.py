@@ -84,7 +84,8 @@ class Record:
     aggregates: list[dict[str, Any]] = field(default_factory=list)
     marks: list[Mark] = field(default_factory=list)
     phases: list[Phase] = field(default_factory=list)
-    #: per-step times: {"t_seconds", "duration_seconds", "epoch", "step", "input_wait_seconds"?}
+    #: per-step times: {"t_seconds", "duration_seconds", "epoch", "step", "input_wait_seconds"?,
+    #: "profiler_seconds"? (what the profiler window added to the step)}
     steps: list[dict[str, Any]] = field(default_factory=list)
     #: results of standard workloads (``tfres bench``)
     workloads: list[dict[str, Any]] = field(default_factory=list)

@@ -11,7 +11,7 @@ import pytest
 pytestmark = pytest.mark.slow
 
 
-def _fit(cb, sleep_seconds: float) -> None:
+def _fit(cb, sleep_seconds: float, steps: int = 15) -> None:
     np = pytest.importorskip("numpy")
     keras = pytest.importorskip("keras")
 
@@ -22,7 +22,7 @@ def _fit(cb, sleep_seconds: float) -> None:
 
     model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1)])
     model.compile("sgd", "mse")
-    model.fit(batches(), steps_per_epoch=15, epochs=1, verbose=0, callbacks=[cb])
+    model.fit(batches(), steps_per_epoch=steps, epochs=1, verbose=0, callbacks=[cb])
 
 
 def test_window_steps_carry_measured_input_wait(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -32,10 +32,12 @@ def test_window_steps_carry_measured_input_wait(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.delenv("TFRES_INSTRUMENT", raising=False)
     monkeypatch.delenv("TFRES_STEPS_FILE", raising=False)
     cb = ResourceMonitor(sample=False, store=False, input_wait_window=(3, 10))
-    _fit(cb, 0.03)
+    _fit(cb, 0.03, steps=20)
     waited = [s for s in cb.steps if s.get("input_wait_seconds") is not None]
     assert len(waited) == 8
     assert all(0 <= s["input_wait_seconds"] <= s["duration_seconds"] for s in waited)
+    # steps 13-19 ran unprofiled after the window: what the profiler added is told
+    assert all(s.get("profiler_seconds", -1) >= 0 for s in waited)
     # a 30 ms reader and a one-layer model: most of each step waits for the next batch
     assert input_wait_fraction(waited) > 0.6
     assert cb.record is not None and cb.record.steps == cb.steps

@@ -275,3 +275,35 @@ def test_a_loop_whose_function_reads_its_own_iterator_is_not_timed() -> None:
     )
     assert alone.measure(0.5) is None
     assert len(notes) == 1 and "an argument is a OwnedIterator" in notes[0]
+
+
+def test_the_profilers_cost_is_the_windows_median_step_above_the_unprofiled_ones() -> None:
+    later = [0.044, 0.043, 0.045, 0.044, 0.046]
+    window = [0.051, 0.050, 0.052]
+    assert _tfres_xplane.profiler_seconds(window, later) == pytest.approx(0.007)
+    faster = [0.041, 0.040, 0.042]
+    assert _tfres_xplane.profiler_seconds(faster, later) == 0.0  # the window ran no slower
+    # too few steps after the window (an epoch that ended soon after it), or none in it
+    assert _tfres_xplane.profiler_seconds(window, later[:4]) is None
+    assert _tfres_xplane.profiler_seconds([], later) is None
+    # a window 30% slower than the steps after it: the program changed speed (a cache filled)
+    assert _tfres_xplane.profiler_seconds([0.065], later) is None
+
+
+def test_a_step_that_waited_gives_the_profilers_cost_up_from_its_input() -> None:
+    steps = [
+        _step(10, 8, 2, 2, blocked=8),  # waited: the slower pipeline made it wait longer
+        _step(10, 0.1, 9, 9, pipeline=6),  # did not wait: the profiler is in its compute
+        _step(10, 0.5, 9.5, 9.5, blocked=0.5),  # waited, less than the cost: input to 0
+    ]
+    out = _tfres_xplane.without_profiler([dict(s) for s in steps], 1.0)
+    assert [s["profiler_seconds"] for s in out] == [1.0, 1.0, 0.5]
+    assert [s["input_seconds"] for s in out] == [7, 0.1, 0]
+    assert [s["compute_seconds"] for s in out] == [2, 8, 9.5]
+    for s in out:  # the parts and the profiler's cost still make the step
+        parts = ("input_seconds", "compute_seconds", "other_seconds", "profiler_seconds")
+        assert sum(s[k] for k in parts) == pytest.approx(s["duration_seconds"])
+    assert _tfres_xplane.without_profiler([dict(s) for s in steps], None) == steps
+    assert _tfres_xplane.summary(out)["profiler_seconds"] == 2.5
+    other = dict(steps[0], kind="evaluate")  # no profiler window over evaluate steps
+    assert _tfres_xplane.without_profiler([dict(other)], 1.0) == [other]

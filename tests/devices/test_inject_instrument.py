@@ -411,6 +411,15 @@ def test_the_step_marker_spans_the_step_the_hook_times(tmp_path: Path, python: s
         assert s["input_seconds"] <= hook[s["step"]]["duration_seconds"]
     # a 15 ms reader and a step of well under 15 ms of work: most of each step is blocked
     assert sum(s["input_seconds"] for s in traced) > 0.5 * timed
+    # what the profiler added to each window step: its median above the 13 unprofiled steps
+    # after it in the epoch (27-39); each traced step gives it up and carries it
+    profile = record.extra["profile"]
+    assert profile["unprofiled_steps"] == 13
+    extra = profile["profiler_seconds_per_step"]
+    assert extra is not None and extra >= 0
+    for s in traced:
+        assert s["profiler_seconds"] <= extra + 1e-9
+        assert hook[s["step"]]["profiler_seconds"] == pytest.approx(s["profiler_seconds"], abs=1e-6)
 
 
 CHECKPOINT_LOOP = """

@@ -105,3 +105,36 @@ def test_the_worker_processes_cpu_is_read_over_the_window(tmp_path: Any) -> None
         worker.join()
     # one busy process beside the window: near a core per second of it (2-core CI: > 0.3)
     assert window.workers_share is not None and 0.3 < window.workers_share <= 1.2
+
+
+def test_the_window_keeps_its_steps_and_the_unprofiled_ones_after_it_in_its_epoch(
+    tmp_path: Any,
+) -> None:
+    window = _tfres_window.ProfilerWindow(2, 3, _tfres_xplane.CALL_MARKER, lambda model: None)
+    model = _model()
+    seconds = {index: 0.01 * (index + 1) for index in range(12)}
+    for index in range(12):
+        epoch = 0 if index < 10 else 1
+        window.begin(index, model, lambda: str(tmp_path))
+        window.end_step()
+        window.timed(index, epoch, seconds[index])
+    assert window.window_seconds == [seconds[2], seconds[3]]
+    # steps 4 and 5 stop the profiler and follow it (SKIP_AFTER); steps 10-11 are epoch 1
+    assert _tfres_window.SKIP_AFTER == 2
+    assert window.later_seconds == [seconds[i] for i in range(6, 10)]
+
+
+def test_a_window_that_never_traced_keeps_no_steps(tmp_path: Any) -> None:
+    window = _tfres_window.ProfilerWindow(1, 1, _tfres_xplane.CALL_MARKER, lambda model: None)
+    model = _model()
+    tf.profiler.experimental.start(str(tmp_path / "users"))  # the program's own session
+    try:
+        for index in range(8):
+            try:
+                window.begin(index, model, lambda: str(tmp_path / "ours"))
+            except tf.errors.AlreadyExistsError:
+                pass
+            window.timed(index, 0, 0.01)
+    finally:
+        tf.profiler.experimental.stop()
+    assert window.window_seconds == [] and window.later_seconds == []

@@ -105,6 +105,21 @@ def test_input_bound_is_the_top_finding_of_an_input_bound_run() -> None:
     assert "50%" in top.evidence and "40 steps" in top.evidence
 
 
+def test_input_wait_is_a_share_of_the_window_steps_less_what_the_profiler_added() -> None:
+    # 0.1 s steps of the window, 0.01 s of each the profiler's (already out of the wait):
+    # 0.045 s of 0.09 s waits, 50%, where the steps' own durations would say 45%
+    r = S.record(samples_=S.samples(process_cpu=60))
+    r.steps = S.steps(duration=0.1, wait=0.045)
+    for step in r.steps:
+        step["profiler_seconds"] = 0.01
+    assert run_facts(r).input_wait_fraction == pytest.approx(0.5)
+    (f,) = [f for f in diagnose(r) if f.rule == "input_bound"]
+    assert "50%" in f.title and "that the profiler added to these steps" in f.evidence
+    for step in r.steps:  # without the profiler's cost: the durations as they are
+        del step["profiler_seconds"]
+    assert run_facts(r).input_wait_fraction == pytest.approx(0.45)
+
+
 def test_input_bound_reads_a_measure_input_wait_result() -> None:
     r = S.record(samples_=S.samples(process_cpu=60))
     r.extra["input_wait"] = {

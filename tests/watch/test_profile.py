@@ -24,6 +24,13 @@ def test_the_line_gives_the_shares_and_the_pipeline_slowing_the_step() -> None:
 
 def test_without_a_step_alone_the_line_says_nothing_of_it() -> None:
     line = breakdown_line(_profile(input_seconds=0.1, compute_seconds=0.1, other_seconds=0.0))
-    assert line is not None and "slowing" not in line
+    assert line is not None and "slowing" not in line and "profiler" not in line
     assert breakdown_line(None) is None
     assert breakdown_line(_profile(duration_seconds=0.0)) is None
+
+
+def test_the_profilers_own_cost_is_a_share_of_its_own_where_the_hook_told_it() -> None:
+    line = breakdown_line(
+        _profile(input_seconds=0.1, compute_seconds=0.06, other_seconds=0.02, profiler_seconds=0.02)
+    )
+    assert line is not None and "input 50%, compute 30%, other 10%, profiler 10%" in line

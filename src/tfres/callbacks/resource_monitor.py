@@ -52,8 +52,10 @@ class ResourceMonitor(keras.callbacks.Callback):
       and the time each step waits for tf.data (blocked in ``IteratorGetNext``, or for the
       GIL while the pipeline's Python runs, or slowed by the pipeline taking its cores: the
       step's call against the same call on a cached batch, timed at train end with every
-      variable put back); those steps get
-      ``input_wait_seconds`` at train end. Under ``tfres run`` the start-up hook does it.
+      variable put back), less what the profiler itself added to the window's steps (their
+      median above the unprofiled steps after them in the epoch); those steps get
+      ``input_wait_seconds`` and ``profiler_seconds`` at train end. Under ``tfres run`` the
+      start-up hook does it.
 
         cb = tfres.callbacks.ResourceMonitor(label="mnist")
         model.fit(x, y, epochs=3, callbacks=[cb])
@@ -209,6 +211,7 @@ class ResourceMonitor(keras.callbacks.Callback):
         index = self._seen
         self._seen += 1
         self._epoch_batches += 1
+        self._window.timed(index, self._epoch, end - start)
         if self._seen % self._stride:
             return
         step = {
@@ -293,6 +296,10 @@ class _ProfileWindow:
         if self.window is not None:
             self.window.end_step()
 
+    def timed(self, index: int, epoch: int, duration_seconds: float) -> None:
+        if self.window is not None:
+            self.window.timed(index, epoch, duration_seconds)
+
     def keep(self, index: int, step: dict[str, Any]) -> None:
         if self.window is not None and self.window.state == "on":
             self.steps[index] = step
@@ -327,10 +334,17 @@ class _ProfileWindow:
                 self.alone.plain_times,
                 self.window.workers_share if self.window is not None else None,
             )
+            if self.window is not None:
+                steps = xplane.without_profiler(
+                    steps,
+                    xplane.profiler_seconds(self.window.window_seconds, self.window.later_seconds),
+                )
             for s in steps:
                 step = self.steps.get(s["step"])
                 if step is not None:
                     step["input_wait_seconds"] = round(s["input_seconds"], 9)
+                    if "profiler_seconds" in s:
+                        step["profiler_seconds"] = round(s["profiler_seconds"], 9)
         except Exception as err:  # never fail the training for it
             self.notes.append(
                 f"input wait not measured: the profiler trace could not be read ({err})"

@@ -250,15 +250,28 @@ def background_cores(
 
 
 def input_wait_fraction(steps: Sequence[dict[str, Any]]) -> float | None:
-    """Total input wait over total step time, for the steps that carry ``input_wait_seconds``."""
+    """Total input wait over total step time, for the steps that carry ``input_wait_seconds``.
+
+    A step of the profiler window counts without what the profiler added to it
+    (``profiler_seconds``, already out of its input wait): the share an unprofiled step
+    waits."""
     wait = total = 0.0
     for step in steps:
         w = step.get("input_wait_seconds")
-        d = step.get("duration_seconds")
-        if isinstance(w, (int, float)) and isinstance(d, (int, float)) and d > 0:
-            wait += max(0.0, min(float(w), float(d)))
-            total += float(d)
+        d = unprofiled_seconds(step)
+        if isinstance(w, (int, float)) and d is not None and d > 0:
+            wait += max(0.0, min(float(w), d))
+            total += d
     return wait / total if total > 0 else None
+
+
+def unprofiled_seconds(step: dict[str, Any]) -> float | None:
+    """``step``'s duration less what the profiler added to it, if it was in the window."""
+    d = step.get("duration_seconds")
+    if not isinstance(d, (int, float)):
+        return None
+    p = step.get("profiler_seconds")
+    return float(d) - (min(float(p), float(d)) if isinstance(p, (int, float)) and p > 0 else 0.0)
 
 
 #: the ``kind`` of training steps (``tfres run``'s hook: Keras fit, a custom loop's hot

@@ -46,7 +46,8 @@ def read_profile(logdir: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def breakdown_line(profile: dict[str, Any] | None) -> str | None:
-    """One line on a profile window: its steps and the share of input, compute and other."""
+    """One line on a profile window: its steps and the share of input, compute and other
+    (and of the profiler's own cost, where the hook could tell it)."""
     if not profile:
         return None
     summary = profile.get("summary") or {}
@@ -59,7 +60,9 @@ def breakdown_line(profile: dict[str, Any] | None) -> str | None:
             ("input", "input_seconds"),
             ("compute", "compute_seconds"),
             ("other", "other_seconds"),
+            ("profiler", "profiler_seconds"),
         )
+        if key != "profiler_seconds" or summary.get(key)
     )
     steps = [s.get("step") for s in profile.get("steps") or [] if s.get("step") is not None]
     which = f"train steps {min(steps)}-{max(steps)}" if steps else "the profiled steps"

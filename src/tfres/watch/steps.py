@@ -274,7 +274,8 @@ def read_events_file(
 
     Phases go to ``record.phases`` (on the record's timeline: seconds after ``t0_monotonic``),
     notes to ``record.notes``, the input wait the profiler window measured onto the matching
-    ``record.steps`` (same ``kind`` and ``step``), the window's breakdown to
+    ``record.steps`` (same ``kind`` and ``step``) with what the profiler added to the step
+    (``profiler_seconds``), the window's breakdown to
     ``record.extra["profile"]`` and the step alone on a cached batch to
     ``record.extra["step_alone"]``. A missing file or a damaged line is skipped.
     """
@@ -308,6 +309,8 @@ def read_events_file(
             step = by_step.get((raw.get("kind"), raw.get("step")))
             if step is not None and isinstance(raw.get("input_wait_seconds"), (int, float)):
                 step["input_wait_seconds"] = raw["input_wait_seconds"]
+                if isinstance(raw.get("profiler_seconds"), (int, float)):
+                    step["profiler_seconds"] = raw["profiler_seconds"]
         elif event == "profile":
             record.extra["profile"] = {k: v for k, v in raw.items() if k != "event"}
         elif event == "step_alone":

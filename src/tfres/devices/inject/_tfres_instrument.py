@@ -78,7 +78,7 @@ class Instrument:
         self.window = _parse_window(env.get(PROFILE_ENV), self)
         self.profile_dir = env.get(PROFILE_DIR_ENV) or None
         self.checkpoint = env.get(CHECKPOINT_ENV) or None
-        self.profiled = []  # (logdir, user_asked, window, workers' CPU share)
+        self.profiled = []  # (ProfilerWindow, user_asked), once stopped
         self.loops = {}  # id(function) -> _LoopStats
         self.iterator_wait = 0.0
         self.saved_seconds = 0.0  # all saves so far: a step takes out those inside it
@@ -284,12 +284,16 @@ _IN_KERAS = threading.local()
 
 def _at_exit():
     try:
-        from _tfres_loops import write_steps
-
-        write_steps()
-        from _tfres_keras import finish_profiles
-
-        finish_profiles(INSTRUMENT)
+        # only what the program loaded (TensorFlow, Keras): nothing is imported at exit,
+        # where a program stopped by SIGINT is finishing its KeyboardInterrupt
+        loops = sys.modules.get("_tfres_loops")
+        if loops is not None:
+            loops.write_steps()
+        keras_part = sys.modules.get("_tfres_keras")
+        if keras_part is not None:
+            keras_part.finish_profiles(INSTRUMENT)
+        elif INSTRUMENT.window is not None:
+            window_not_reached(INSTRUMENT)
         now = _clock()
         if INSTRUMENT.last_work_end is not None:
             INSTRUMENT.phase("after training", INSTRUMENT.last_work_end, now)
@@ -304,6 +308,14 @@ def _at_exit():
             INSTRUMENT.note(_why_no_steps())
     except Exception as err:
         INSTRUMENT.failed("writing the phases at exit", err)
+
+
+def window_not_reached(inst):
+    """Note that ``--profile``'s window never started: the program ended before it."""
+    inst.note(
+        "--profile %d:%d: the program ended before train step %d; no profile written"
+        % (inst.window[0], inst.window[1], inst.window[0])
+    )
 
 
 def _other_framework():

@@ -202,6 +202,8 @@ def _callback_class(keras, inst):
             inst.keras_steps += 1
             duration = max(0.0, now - start - (inst.saved_seconds - saved))
             inst.step(kind, index, epoch, start, duration, batches=per)
+            if kind == "fit" and _WINDOW:
+                _WINDOW[0].timed(index, epoch, duration)
             if index == 0 and kind == "fit":
                 inst.phase("first step", start, now)
             inst.last_work_end = now
@@ -308,31 +310,28 @@ def _stop_window():
 
 def _keep_trace(window):
     """The window's profiler has stopped: its trace is read at exit."""
-    steps = (window.first, window.last)
-    core.INSTRUMENT.profiled.append((window.logdir, _user_window(), steps, window.workers_share))
+    core.INSTRUMENT.profiled.append((window, _user_window()))
 
 
 def finish_profiles(inst):
     """At exit: read the window's trace, send the input wait per step and the breakdown."""
     _stop_window()
     if inst.window is not None and (not _WINDOW or _WINDOW[0].state == "waiting"):
-        inst.note(
-            "--profile %d:%d: the program ended before train step %d; no profile written"
-            % (inst.window[0], inst.window[1], inst.window[0])
-        )
-    for logdir, user, window, workers_share in inst.profiled:
+        core.window_not_reached(inst)
+    for window, user in inst.profiled:  # a ProfilerWindow, and whether it is --profile's
         try:
-            _read_profile(inst, logdir, user, window, workers_share)
+            _read_profile(inst, window, user)
         except Exception as err:
-            inst.failed("reading the profiler trace in %s" % logdir, err)
+            inst.failed("reading the profiler trace in %s" % window.logdir, err)
         finally:
             if not user:
-                shutil.rmtree(logdir, ignore_errors=True)
+                shutil.rmtree(window.logdir, ignore_errors=True)
 
 
-def _read_profile(inst, logdir, user, window, workers_share):
+def _read_profile(inst, window, user):
     import _tfres_xplane as xplane
 
+    logdir, workers_share = window.logdir, window.workers_share
     path = xplane.latest_xplane(logdir)
     if path is None:
         inst.note("the profiler wrote no trace in %s" % logdir)
@@ -341,26 +340,28 @@ def _read_profile(inst, logdir, user, window, workers_share):
     steps = xplane.with_step_alone(
         xplane.step_breakdown(path), timed, alone.plain_times(), workers_share
     )
+    extra = xplane.profiler_seconds(window.window_seconds, window.later_seconds)
+    steps = xplane.without_profiler(steps, extra)
     for s in steps:
-        inst.events.write(
-            {
-                "event": "input_wait",
-                "kind": s["kind"],
-                "step": s["step"],
-                "input_wait_seconds": round(s["input_seconds"], 9),
-            }
-        )
+        line = {
+            "event": "input_wait",
+            "kind": s["kind"],
+            "step": s["step"],
+            "input_wait_seconds": round(s["input_seconds"], 9),
+        }
+        if "profiler_seconds" in s:
+            line["profiler_seconds"] = round(s["profiler_seconds"], 9)
+        inst.events.write(line)
+    first, last = window.first, window.last
     line = {
         "event": "profile",
-        "window": list(window),
+        "window": [first, last],
         "user": user,
-        "method": (
-            "profiler trace: IteratorGetNext time inside each step marker, and the step's "
-            "time outside its function while the pipeline's Python holds the GIL; and the "
-            "function's time above the same step alone on a cached batch"
-        ),
+        "method": xplane.METHOD,
         "step_alone_seconds": round(xplane.lower_quartile(timed), 9) if timed else None,
         "workers_cpu_share": None if workers_share is None else round(workers_share, 4),
+        "profiler_seconds_per_step": None if extra is None else round(extra, 9),
+        "unprofiled_steps": len(window.later_seconds),
         "summary": xplane.summary(steps),
         "steps": [
             {k: (round(v, 9) if isinstance(v, float) else v) for k, v in s.items()} for s in steps
@@ -368,9 +369,9 @@ def _read_profile(inst, logdir, user, window, workers_share):
     }
     if user:
         line["dir"] = os.path.abspath(logdir)
-        if window[1] > max([s["step"] for s in steps] or [window[0]]):
+        if last > max([s["step"] for s in steps] or [first]):
             inst.note(
                 "--profile %d:%d: the program had only %d steps in the window"
-                % (window[0], window[1], len(steps))
+                % (first, last, len(steps))
             )
     inst.events.write(line)

@@ -4,7 +4,9 @@
 which step lends its batch to the step alone (:mod:`_tfres_alone`), the TensorBoard step
 marker around each step, the marker around each call of the model's train function and
 around each batch a ``keras.utils.PyDataset`` worker thread makes (read by
-:func:`_tfres_xplane.step_breakdown`), and the CPU time of worker processes over the window.
+:func:`_tfres_xplane.step_breakdown`), the CPU time of worker processes over the window, and
+the durations of the window's steps and of the unprofiled steps after it in its epoch (read
+by :func:`_tfres_xplane.without_profiler`).
 """
 
 import functools
@@ -13,6 +15,12 @@ import sys
 import time
 
 _clock = time.perf_counter
+
+#: the steps just after the window are not unprofiled steps: the first stops the profiler
+#: (or, after a window from step 0, lends its batch to the step alone)
+SKIP_AFTER = 2
+#: unprofiled steps kept after the window: enough for a steady median
+LATER_STEPS = 100
 
 
 class ProfilerWindow:
@@ -27,7 +35,12 @@ class ProfilerWindow:
     Keras 3 does not write. :meth:`end_step` closes it. A profiler that cannot start (the
     user's own session holds it) ends the window: :meth:`begin` raises once, then never
     starts it again. Once the profiler has stopped, ``stopped(window)`` is called (its
-    trace is then in ``logdir``), also when stopping failed."""
+    trace is then in ``logdir``), also when stopping failed.
+
+    :meth:`timed` is told each train step's duration (as the caller times it, the same for
+    every step): it keeps the window's steps' in ``window_seconds`` and, from the epoch of
+    the window's last step, those of up to :data:`LATER_STEPS` steps after the window (past
+    the first :data:`SKIP_AFTER`) in ``later_seconds``, the program's speed unprofiled."""
 
     def __init__(self, first, last, marker, arm, stopped=None):
         self.first, self.last = first, last
@@ -42,6 +55,10 @@ class ProfilerWindow:
         #: CPU of the program's worker processes (a PyDataset's ``use_multiprocessing``
         #: pool) over the window, per second of it; None where it could not be read
         self.workers_share = None
+        self.window_seconds = []
+        self.later_seconds = []
+        self._traced = False  # whether the profiler started
+        self._epoch = None  # the epoch of the window's last traced step
 
     def begin(self, index, model, new_logdir):
         import tensorflow as tf
@@ -55,6 +72,7 @@ class ProfilerWindow:
             self.logdir = new_logdir()
             tf.profiler.experimental.start(self.logdir)
             self.state = "on"
+            self._traced = True
             self._workers_at = (_clock(), workers_cpu_seconds())
             self._unmark = mark_calls(model, self._marker)
         if self.state == "on":
@@ -65,6 +83,21 @@ class ProfilerWindow:
         if self._trace is not None:
             trace, self._trace = self._trace, None
             trace.__exit__(None, None, None)
+
+    def timed(self, index, epoch, duration_seconds):
+        """Train step ``index`` of ``epoch`` lasted ``duration_seconds``."""
+        if self.state == "waiting":
+            return
+        if self.first <= index <= self.last:
+            if self._traced:
+                self.window_seconds.append(duration_seconds)
+                self._epoch = epoch
+        elif (
+            index > self.last + SKIP_AFTER
+            and epoch == self._epoch
+            and len(self.later_seconds) < LATER_STEPS
+        ):
+            self.later_seconds.append(duration_seconds)
 
     def stop(self):
         """Stop the profiler if it runs; True if it did (its trace is then in ``logdir``)."""

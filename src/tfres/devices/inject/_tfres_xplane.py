@@ -20,11 +20,13 @@ looks for; the hook writes one around each Keras step of the window). Inside a s
 
 :func:`with_step_alone` then adds the third part of input: the step's running time above
 the same call on a cached batch (the pipeline taking cores from the step), where the hook
-timed one (:mod:`_tfres_alone`).
+timed one (:mod:`_tfres_alone`), and :func:`without_profiler` takes out what the profiler
+itself added to the window's steps.
 """
 
 import glob
 import os
+import statistics
 
 _STEP_NAMES = ("train", "test", "predict")
 #: the hook's TraceMe around each call of the train function in the window
@@ -195,8 +197,9 @@ def summary(steps):
     out = {"steps": len(steps)}
     for key in ("duration_seconds", "input_seconds", "compute_seconds", "other_seconds"):
         out[key] = round(sum(s[key] for s in steps), 9)
-    if any("contention_seconds" in s for s in steps):
-        out["contention_seconds"] = round(sum(s.get("contention_seconds", 0) for s in steps), 9)
+    for key in ("contention_seconds", "profiler_seconds"):
+        if any(key in s for s in steps):
+            out[key] = round(sum(s.get(key, 0) for s in steps), 9)
     return out
 
 
@@ -278,6 +281,60 @@ def with_step_alone(steps, alone_calls, plain_calls=(), workers_share=None):
             0.0, s["duration_seconds"] - s["input_seconds"] - s["compute_seconds"]
         )
         s["contention_seconds"] = slower
+    return steps
+
+
+#: how a Keras step's input wait is measured, in words (the record's ``profile`` method)
+METHOD = (
+    "profiler trace: IteratorGetNext time inside each step marker, and the step's time "
+    "outside its function while the pipeline's Python holds the GIL; and the function's "
+    "time above the same step alone on a cached batch; less what the profiler added to the "
+    "window's steps (their median above the unprofiled steps after them)"
+)
+#: unprofiled steps needed after the window for their median to stand for the program's speed
+MIN_LATER = 5
+#: a window's median step this much longer than the unprofiled one (a share of it) is not the
+#: profiler's cost alone: the program changed speed (a ``cache()`` filled, other work began)
+MAX_PROFILER_SHARE = 0.25
+
+
+def profiler_seconds(window_seconds, later_seconds):
+    """What the profiler added to each step of its window: the window's median step above
+    the median unprofiled step after it, in the same epoch, as the program timed both
+    (:meth:`_tfres_window.ProfilerWindow.timed`). ``0.0`` where the window ran no slower;
+    None where it cannot be told: fewer than :data:`MIN_LATER` steps after the window, or a
+    difference above :data:`MAX_PROFILER_SHARE` of the unprofiled step."""
+    if not window_seconds or len(later_seconds) < MIN_LATER:
+        return None
+    unprofiled = statistics.median(later_seconds)
+    extra = statistics.median(window_seconds) - unprofiled
+    if extra > MAX_PROFILER_SHARE * unprofiled:
+        return None
+    return max(0.0, extra)
+
+
+def without_profiler(steps, extra_seconds):
+    """``steps`` (:func:`with_step_alone`'s) as unprofiled steps would run them: each train
+    step gives up ``extra_seconds`` (:func:`profiler_seconds`), at most the part of it
+    that the profiler slowed, and says so in ``profiler_seconds``.
+
+    The profiler's events slow the step's function and, more, the pipeline's ops and Python
+    (every tf.data op of every element is traced). A step that waited for its input
+    (:func:`waited`) lasts as long as its pipeline takes, so the slower pipeline made it wait
+    longer: its input gives up the time. Another step's input was read against the step
+    alone under the profiler, like for like, so the profiler is in its compute, which gives
+    it up. The input-wait fraction is then taken over each step less ``profiler_seconds``
+    (:func:`tfres.diagnosis.facts.input_wait_fraction`). Without a figure (None) ``steps``
+    are returned as read."""
+    if extra_seconds is None:
+        return steps
+    for s in steps:
+        if s["kind"] != "fit":
+            continue
+        part = "input_seconds" if waited(s) else "compute_seconds"
+        taken = min(extra_seconds, s[part])
+        s[part] -= taken
+        s["profiler_seconds"] = taken
     return steps
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tfres.diagnosis.facts import RunFacts, mean, training_steps
+from tfres.diagnosis.facts import RunFacts, mean, training_steps, unprofiled_seconds
 from tfres.diagnosis.rules.base import Finding, pct, seconds, span_text
 
 __all__ = ["input_bound", "INPUT_BOUND_HIGH", "INPUT_BOUND_MODERATE"]
@@ -39,7 +39,8 @@ def input_bound(facts: RunFacts) -> Iterator[Finding]:
     ]
     if steps:
         wait = sum(float(s["input_wait_seconds"]) for s in steps)
-        total = sum(float(s.get("duration_seconds") or 0.0) for s in steps)
+        total = sum(unprofiled_seconds(s) or 0.0 for s in steps)
+        profiler = sum(float(s.get("duration_seconds") or 0.0) for s in steps) - total
         per_step = total / len(steps)
         host_cpu = mean(s.cpu_percent for s in facts.active)
         evidence = (
@@ -48,6 +49,11 @@ def input_bound(facts: RunFacts) -> Iterator[Finding]:
             f"{seconds(per_step)}, "
             f"{seconds(wait / len(steps))} of it waiting for the next batch"
         )
+        if profiler > 0:
+            evidence += (
+                f" (less {seconds(profiler)} that the profiler added to these steps, "
+                f"{seconds(profiler / len(steps))} a step)"
+            )
         if host_cpu is not None:
             evidence += f"; host CPU averaged {host_cpu:.0f}% meanwhile"
         profile = facts.record.extra.get("profile") or {}
