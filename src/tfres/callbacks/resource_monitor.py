@@ -317,7 +317,7 @@ class _ProfileWindow:
         if self._unmark_items is not None:
             self._unmark_items()
             self._unmark_items = None
-        if self.logdir is None:
+        if self.logdir is None or self.window is None:  # no trace: the window never opened
             return self.notes
         try:
             from tfres.watch.profile import read_profile
@@ -328,17 +328,9 @@ class _ProfileWindow:
             except Exception as err:  # read the trace all the same
                 alone = []
                 self.notes.append(f"the step alone (on a cached batch) was not timed: {err}")
-            steps = xplane.with_step_alone(
-                read_profile(self.logdir)["steps"],
-                alone,
-                self.alone.plain_times,
-                self.window.workers_share if self.window is not None else None,
+            steps, _ = xplane.window_input(
+                read_profile(self.logdir)["steps"], self.window, alone, self.alone.plain_times
             )
-            if self.window is not None:
-                steps = xplane.without_profiler(
-                    steps,
-                    xplane.profiler_seconds(self.window.window_seconds, self.window.later_seconds),
-                )
             for s in steps:
                 step = self.steps.get(s["step"])
                 if step is not None:

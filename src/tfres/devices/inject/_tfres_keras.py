@@ -337,11 +337,9 @@ def _read_profile(inst, window, user):
         inst.note("the profiler wrote no trace in %s" % logdir)
         return
     timed = alone.times()
-    steps = xplane.with_step_alone(
-        xplane.step_breakdown(path), timed, alone.plain_times(), workers_share
+    steps, extra = xplane.window_input(
+        xplane.step_breakdown(path), window, timed, alone.plain_times()
     )
-    extra = xplane.profiler_seconds(window.window_seconds, window.later_seconds)
-    steps = xplane.without_profiler(steps, extra)
     for s in steps:
         line = {
             "event": "input_wait",

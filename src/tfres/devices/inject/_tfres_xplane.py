@@ -340,6 +340,17 @@ def without_profiler(steps, extra_seconds):
     return steps
 
 
+def window_input(steps, window, alone_calls, plain_calls=()):
+    """The steps of a profiler window's trace with their input read as both the hook and
+    ``ResourceMonitor`` read it: against the step alone (:func:`with_step_alone`, with the
+    window's worker processes), less the profiler's own cost (:func:`without_profiler`).
+    ``window`` is the :class:`_tfres_window.ProfilerWindow`. Returns the steps and that cost
+    per step (None where it could not be told)."""
+    steps = with_step_alone(steps, alone_calls, plain_calls, window.workers_share)
+    extra = profiler_seconds(window.window_seconds, window.later_seconds)
+    return without_profiler(steps, extra), extra
+
+
 def loop_step_input(
     wait, duration_seconds, call_seconds, from_tf_data, alone_seconds, beside_seconds=0.0
 ):
