@@ -3,8 +3,11 @@
 Under ``tfres run`` every ``py_func`` TensorFlow makes goes through a wrapper that times it on
 tf.data's threads, and each call of the loop's function takes the spans that overlap it. This
 runs one custom loop over a ``from_generator`` pipeline (one ``py_func`` per element, 64 per
-batch) in rounds, bare and with the recorder on, in turns (ABAB...), in one process, and
-reports the median steps per second of each and their ratio. The loop's step is kept short
+batch) in rounds, bare and with the recorder on, in turns (AB BA AB...), in one process, and
+reports the median steps per second of each and their ratio; then the median of each round's
+own ratio (its two loops ran back to back, so a machine that changes speed between rounds
+moves both), and the same for the process's CPU seconds a step (every thread: the loop's,
+tf.data's, the generator's). The loop's step is kept short
 (a small matmul), so the recorder's share of it is as large as it gets in a real loop; a
 cheap generator keeps the pipeline ahead of the step.
 
@@ -70,10 +73,11 @@ def main() -> int:
     timed = script_ops.FuncRegistry.__call__
     recorder.start()
 
-    def loop(on: bool) -> float:
+    def loop(on: bool) -> tuple[float, float]:
+        """Steps per second, and the process's CPU seconds a step."""
         script_ops.FuncRegistry.__call__ = timed if on else bare
         data = tf.data.Dataset.from_generator(examples, output_signature=spec).batch(args.batch)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for i, x in enumerate(data):
             if i == args.steps:
                 break
@@ -81,14 +85,20 @@ def main() -> int:
             step(x)
             if on:
                 recorder.take(call, time.perf_counter())
-        return args.steps / (time.perf_counter() - start)
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        return args.steps / wall, cpu / args.steps
 
     loop(False)  # trace the step, warm the pipeline
     rates: dict[bool, list[float]] = {False: [], True: []}
+    cpus: dict[bool, list[float]] = {False: [], True: []}
     for r in range(args.rounds):
         for on in (False, True) if r % 2 == 0 else (True, False):
-            rates[on].append(loop(on))
+            rate, cpu = loop(on)
+            rates[on].append(rate)
+            cpus[on].append(cpu)
     script_ops.FuncRegistry.__call__ = bare
+    paired = [t / b for t, b in zip(rates[True], rates[False], strict=True)]
+    paired_cpu = [t / b for t, b in zip(cpus[True], cpus[False], strict=True)]
     plain, with_recorder = statistics.median(rates[False]), statistics.median(rates[True])
     print(f"loop over from_generator, {args.batch} py_funcs a step, {args.rounds} rounds each")
     print(
@@ -99,8 +109,22 @@ def main() -> int:
         f"({min(rates[True]):.1f}-{max(rates[True]):.1f})"
     )
     print(f"  ratio          {with_recorder / plain:8.3f}  (1.000 = no cost)")
+    print(f"  each round's own ratio, median {_quartiles(paired)}  (under 1: slower)")
+    print(
+        f"  CPU ms a step  {1e3 * statistics.median(cpus[False]):8.2f} bare, "
+        f"{1e3 * statistics.median(cpus[True]):.2f} with the recorder; each round's own "
+        f"ratio, median {_quartiles(paired_cpu)}  (over 1: more CPU)"
+    )
     _one_call_at_a_time()
     return 0
+
+
+def _quartiles(ratios: list[float]) -> str:
+    """``median (lower quartile-upper quartile)`` of ``ratios``."""
+    if len(ratios) < 2:
+        return f"{ratios[0]:.3f}"
+    low, _, high = statistics.quantiles(ratios, n=4)
+    return f"{statistics.median(ratios):.3f} ({low:.3f}-{high:.3f})"
 
 
 def _one_call_at_a_time(calls: int = 3000) -> None:

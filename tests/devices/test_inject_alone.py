@@ -73,7 +73,7 @@ def test_the_captured_step_and_its_timing_leave_training_as_it_was(
     times = alone.measure(_tfres_xplane.CALL_MARKER, 1.0)
     assert alone.state == "measured" and notes == []
     assert times and all(0 < t < 5 for t in times)
-    assert 3 <= len(alone.plain_times) <= 10 and all(0 < t < 5 for t in alone.plain_times)
+    assert 3 <= len(alone.plain_times) <= 20 and all(0 < t < 5 for t in alone.plain_times)
     # the same batches in the same order, and every variable put back after the timing
     assert plain_history.history["loss"] == timed_history.history["loss"]
     for before, now, reference in zip(after_fit, _state(timed), _state(plain), strict=True):
@@ -148,13 +148,13 @@ def _step(
 
 def test_a_step_beside_a_working_pipeline_counts_what_it_ran_above_the_call_alone() -> None:
     # no wait, the pipeline's threads busy for 6 of 10 s: running above the profiled call
-    # alone (lower quartile 2) is what the step lost to it
+    # alone (the mean of its calls, 2) is what the step lost to it
     steps = [
         _step(10, 1, 8, 5, pipeline=6),
         _step(10, 1, 8, 6, pipeline=6),
         _step(14, 1, 12, 9, pipeline=6),
     ]
-    out = _tfres_xplane.with_step_alone(steps, [2.0, 2.5, 9.0, 2.2], [1.0, 1.1, 1.2])
+    out = _tfres_xplane.with_step_alone(steps, [1.5, 2.5, 2.0], [1.0, 1.1, 1.2])
     assert [s["contention_seconds"] for s in out] == [3, 4, 7]
     assert [s["input_seconds"] for s in out] == [4, 5, 8]
     assert [s["compute_seconds"] for s in out] == [2, 2, 2]
@@ -183,19 +183,28 @@ def test_worker_processes_busy_beside_the_steps_count_as_the_pipelines_work() ->
 def test_a_step_that_waited_counts_all_it_ran_above_the_plain_call_as_input() -> None:
     # a step that waits lasts as long as its pipeline takes: whatever slowed its math (the
     # pipeline beside it, the profiler's own events) only shortened its wait. Profiled calls
-    # alone: 4; plain calls alone: 2. Step by step, running above 2 is input.
+    # alone: 4.5; plain calls alone: 2. Step by step, running above 2 is input.
     steps = [
         _step(10, 5, 5, 5, blocked=5),
         _step(10, 3, 7, 7, blocked=3),
         _step(10, 8, 2, 2, blocked=8),
     ]
-    out = _tfres_xplane.with_step_alone(steps, [4.0, 4.5, 5.0], [2.0, 2.2, 2.4])
+    out = _tfres_xplane.with_step_alone(steps, [4.0, 4.5, 5.0], [1.5, 2.0, 2.5])
     assert [s["contention_seconds"] for s in out] == [3, 5, 0]
     assert [s["input_seconds"] for s in out] == [8, 8, 8]
     assert [s["compute_seconds"] for s in out] == [2, 2, 2]
     # without plain calls (an older hook's record), the profiled ones
     (old,) = _tfres_xplane.with_step_alone([_step(10, 5, 5, 5, blocked=5)], [4.0])
     assert old["contention_seconds"] == 1
+
+
+def test_the_step_alone_is_the_mean_of_its_calls_slow_ones_included() -> None:
+    # the window's steps are summed, their slow ones in the sum: the cached side keeps its
+    # slow calls too (the tf.data guide's mean against mean), where a quartile dropped them
+    assert _tfres_xplane.step_alone_seconds([1.0, 1.0, 1.0, 5.0]) == 2.0
+    waited = _step(10, 5, 5, 5, blocked=5)
+    (step,) = _tfres_xplane.with_step_alone([waited], [9.0], [1.0, 1.0, 1.0, 5.0])
+    assert step["contention_seconds"] == 3 and step["compute_seconds"] == 2
 
 
 def test_a_step_no_slower_than_alone_or_no_timing_is_read_as_traced() -> None:
@@ -255,7 +264,7 @@ def test_a_loops_call_alone_is_timed_and_leaves_every_variable_as_it_was() -> No
         train_step, type(train_step).__call__, (x, y), {}, notes.append
     )
     times = alone.measure(0.5)
-    assert times is not None and 3 <= len(times) <= 10 and all(t > 0 for t in times)
+    assert times is not None and 3 <= len(times) <= 20 and all(t > 0 for t in times)
     for v, value in zip(variables, before, strict=True):
         np.testing.assert_array_equal(v.numpy(), value)
     assert notes == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -245,8 +246,9 @@ def test_custom_loop_steps_with_tf_data_wait(tmp_path: Path, python: str) -> Non
     assert "training loop" in _names(record)
     # the loop's function alone on the window's first batch, timed at exit
     alone = record.extra["step_alone"]
-    assert alone["kind"] == "loop" and 3 <= len(alone["plain_calls_seconds"]) <= 10
-    assert alone["seconds"] in alone["plain_calls_seconds"]  # their lower quartile
+    calls = alone["plain_calls_seconds"]
+    assert alone["kind"] == "loop" and 3 <= len(calls) <= 20
+    assert alone["seconds"] == pytest.approx(statistics.fmean(calls), abs=1e-8)  # their mean
 
 
 def test_custom_loop_over_a_python_generator_times_its_input_in_the_window(

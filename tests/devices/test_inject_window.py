@@ -95,10 +95,12 @@ def _burn(seconds: float) -> None:
 def test_the_worker_processes_cpu_is_read_over_the_window(tmp_path: Any) -> None:
     window = _tfres_window.ProfilerWindow(0, 0, _tfres_xplane.CALL_MARKER, lambda model: None)
     assert _tfres_window.workers_cpu_seconds() == 0.0  # no children
-    worker = multiprocessing.get_context("fork").Process(target=_burn, args=(0.6,))
+    model = _model()  # built first: on a busy machine a build outlasted a short worker
+    # the worker outlives the window (a worker that ends inside it takes its CPU with it)
+    worker = multiprocessing.get_context("fork").Process(target=_burn, args=(2.0,))
     worker.start()
     try:
-        window.begin(0, _model(), lambda: str(tmp_path))
+        window.begin(0, model, lambda: str(tmp_path))
         time.sleep(0.5)
         window.stop()
     finally:

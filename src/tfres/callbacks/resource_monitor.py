@@ -246,7 +246,7 @@ class ResourceMonitor(keras.callbacks.Callback):
             record.notes.extend(notes)
             if self._window.alone.times:
                 record.extra["step_alone_seconds"] = round(
-                    xplane.lower_quartile(self._window.alone.times), 9
+                    xplane.step_alone_seconds(self._window.alone.times), 9
                 )
         if self._monitor is not None:
             self._monitor.__exit__(None, None, None)
@@ -309,7 +309,8 @@ class _ProfileWindow:
 
         Called from ``on_train_end``, inside ``fit``: Keras's iterator is still open, so a
         pipeline with room left in its prefetch buffer may still run beside the first calls
-        of the step alone (the lower quartile of the calls leaves most of them out)."""
+        of the step alone, and their mean counts them: there the step alone may read slow,
+        and the input wait low, by what the pipeline took from those calls."""
         import shutil
 
         if self.window is not None:

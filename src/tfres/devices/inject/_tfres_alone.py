@@ -16,7 +16,7 @@ user's own ``fit``, without changing what the program computes:
    reuses the traced function: no retrace, no XLA recompile.
 2. :meth:`StepAlone.measure`, once ``fit`` has returned (Keras's iterator, and with it the
    pipeline's threads, released; ``tfres run`` does it at exit): every variable of the
-   model, its optimizer and its metrics is copied, the function runs 3 to 10 times on the
+   model, its optimizer and its metrics is copied, the function runs 3 to 20 times on the
    cached batch (more than 3 while they fit in the caller's budget) with no profiler
    (``plain_times``), then as many times under the profiler as the window's calls were
    (``times``), and every variable is assigned back. The model is left exactly as ``fit``
@@ -34,10 +34,11 @@ import time
 
 #: the variables are copied to host memory while the step is timed; above this, not measured
 MAX_COPY_BYTES = 512 * 2**20
-#: timed calls of the step alone: at least MIN_CALLS (the first runs cold: the calls are
-#: read at their lower quartile), more up to MAX_CALLS while they fit in the caller's budget
+#: timed calls of the step alone, after one that runs cold: at least MIN_CALLS, more up to
+#: MAX_CALLS while they fit in the caller's budget. Their mean is the figure
+#: (:func:`_tfres_xplane.step_alone_seconds`), and a mean wants more calls than a quartile did
 MIN_CALLS = 3
-MAX_CALLS = 10
+MAX_CALLS = 20
 
 _clock = time.perf_counter
 #: above 0 while a step alone is being timed: its calls are tfres's, not the program's (the
@@ -273,7 +274,7 @@ def _refused_arguments(args, kwargs):
 _ONE = []  # type: list  # the process's StepAlone under tfres run
 _AT_EXIT = []  # type: list
 #: the hook times the step alone in 3 calls, and more while they take less than this in all
-BUDGET_SECONDS = 0.5
+BUDGET_SECONDS = 1.0
 
 
 def for_process(inst):
@@ -318,7 +319,7 @@ def time_now(inst, stopping):
     one = _ONE[0]
     start = time.monotonic()
     try:
-        from _tfres_xplane import CALL_MARKER, lower_quartile
+        from _tfres_xplane import CALL_MARKER, step_alone_seconds
 
         calls = one.measure(CALL_MARKER, BUDGET_SECONDS)
     except Exception as err:  # measure has let the model go
@@ -328,7 +329,7 @@ def time_now(inst, stopping):
         inst.events.write(
             {
                 "event": "step_alone",
-                "seconds": round(lower_quartile(calls), 9),
+                "seconds": round(step_alone_seconds(calls), 9),
                 "calls_seconds": [round(t, 9) for t in calls],
                 "plain_calls_seconds": [round(t, 9) for t in one.plain_times],
                 "cost_seconds": round(time.monotonic() - start, 6),  # copies, profiler too

@@ -356,7 +356,7 @@ def _read_profile(inst, window, user):
         "window": [first, last],
         "user": user,
         "method": xplane.METHOD,
-        "step_alone_seconds": round(xplane.lower_quartile(timed), 9) if timed else None,
+        "step_alone_seconds": round(xplane.step_alone_seconds(timed), 9) if timed else None,
         "workers_cpu_share": None if workers_share is None else round(workers_share, 4),
         "profiler_seconds_per_step": None if extra is None else round(extra, 9),
         "unprofiled_steps": len(window.later_seconds),

@@ -185,11 +185,11 @@ def _patch_iterator():
 
 
 def _loop_alone_seconds(stats):
-    """The loop's function alone (lower quartile of its timed calls), or None."""
+    """The loop's function alone (the mean of its timed calls), or None."""
     import _tfres_xplane as xplane
 
     times = stats.alone.times if stats.alone is not None else []
-    return xplane.lower_quartile(times) if times else None
+    return xplane.step_alone_seconds(times) if times else None
 
 
 def _hot_loop():
