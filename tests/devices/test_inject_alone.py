@@ -198,6 +198,19 @@ def test_a_step_that_waited_counts_all_it_ran_above_the_plain_call_as_input() ->
     assert old["contention_seconds"] == 1
 
 
+def test_a_wait_that_overlapped_the_steps_own_math_is_compute() -> None:
+    # steps_per_execution > 1: the next batch's IteratorGetNext blocks while the last one's
+    # ops still run, so the trace reads 8 of 10 s blocked and the step running 2, where its
+    # function alone on cached batches takes 4: 2 s of the wait were the step's own math
+    (step,) = _tfres_xplane.with_step_alone([_step(10, 8, 2, 2, blocked=8)], [5.0], [4.0])
+    assert step["input_seconds"] == 6 and step["compute_seconds"] == 4
+    assert step["overlap_seconds"] == 2 and step["contention_seconds"] == 0
+    assert step["other_seconds"] == 0
+    # a step that ran above the call alone has no overlap
+    (slower,) = _tfres_xplane.with_step_alone([_step(10, 5, 5, 5, blocked=5)], [5.0], [4.0])
+    assert "overlap_seconds" not in slower and slower["contention_seconds"] == 1
+
+
 def test_the_step_alone_is_the_mean_of_its_calls_slow_ones_included() -> None:
     # the window's steps are summed, their slow ones in the sum: the cached side keeps its
     # slow calls too (the tf.data guide's mean against mean), where a quartile dropped them

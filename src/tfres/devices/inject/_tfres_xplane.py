@@ -252,7 +252,13 @@ def with_step_alone(steps, alone_calls, plain_calls=(), workers_share=None):
 
     - a step that waited for its input (:func:`waited`) lasts as long as the pipeline takes:
       whatever slowed its math, the profiler's own events included, only shortened its wait,
-      so it is compared with the plain call (without plain calls, the profiled ones);
+      so it is compared with the plain call (without plain calls, the profiled ones). Its
+      compute is the plain call, and its input the rest of its function's time and its wait
+      outside it. Where its running time reads *below* the plain call, the trace's wait
+      overlapped the step's own math: with ``steps_per_execution`` above 1 the function
+      loops over several batches, and the next batch's ``IteratorGetNext`` blocks while the
+      last one's ops still run. That much of the wait is the step's compute, and says so in
+      ``overlap_seconds``;
     - a step that did not wait, while the pipeline's threads worked beside it (at least
       :data:`PIPELINE_SHARE` of the step), is compared like for like with the profiled call;
     - a step with no pipeline working beside it lost nothing to its input: whatever else
@@ -275,8 +281,9 @@ def with_step_alone(steps, alone_calls, plain_calls=(), workers_share=None):
 
     for s in timed:
         if waited(s):
-            lost = s["running_seconds"] - plain
-        elif beside(s) >= PIPELINE_SHARE * s["duration_seconds"]:
+            _against_plain(s, plain)
+            continue
+        if beside(s) >= PIPELINE_SHARE * s["duration_seconds"]:
             lost = s["running_seconds"] - alone
         else:
             lost = 0.0
@@ -288,6 +295,23 @@ def with_step_alone(steps, alone_calls, plain_calls=(), workers_share=None):
         )
         s["contention_seconds"] = slower
     return steps
+
+
+def _against_plain(step, plain_seconds):
+    """A step that waited, read as the tf.data guide reads it: its compute is the step alone
+    (``plain_seconds``); its input, its wait and its function's time above that; other, the
+    rest. Running time above the step alone is ``contention_seconds``, below it (the wait
+    overlapped the step's own ops) ``overlap_seconds``."""
+    duration, running = step["duration_seconds"], step["running_seconds"]
+    lost = running - plain_seconds
+    step["input_seconds"] = min(duration, max(0.0, step["input_seconds"] + lost))
+    if lost < 0:  # the traced compute is short by the overlap: the step alone stands for it
+        step["compute_seconds"] = min(plain_seconds, duration - step["input_seconds"])
+        step["overlap_seconds"] = -lost
+    else:
+        step["compute_seconds"] = min(step["compute_seconds"], plain_seconds)
+    step["other_seconds"] = max(0.0, duration - step["input_seconds"] - step["compute_seconds"])
+    step["contention_seconds"] = min(max(0.0, lost), running)
 
 
 #: how a Keras step's input wait is measured, in words (the record's ``profile`` method)
