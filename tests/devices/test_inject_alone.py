@@ -331,33 +331,3 @@ def test_a_step_that_waited_gives_the_profilers_cost_up_from_its_input() -> None
     assert _tfres_xplane.summary(out)["profiler_seconds"] == 2.5
     other = dict(steps[0], kind="evaluate")  # no profiler window over evaluate steps
     assert _tfres_xplane.without_profiler([dict(other)], 1.0) == [other]
-
-
-def test_the_step_alone_waits_for_the_programs_other_threads_to_go_idle() -> None:
-    # a pipeline's thread busy for 3 more intervals of 50 ms (its CPU seconds go up 0.05 a
-    # step, a core), then idle: the calls start once an interval passes with under 10%
-    cpu = iter([0.0, 0.05, 0.10, 0.15, 0.151, 9.0])
-    waited, quiet = _tfres_alone.wait_for_quiet(5.0, lambda: next(cpu), lambda s: None)
-    assert quiet is True and next(cpu) == 9.0  # read five times: it stopped at the idle one
-    # still busy at the bound: said so; no /proc: cannot tell, no wait
-    busy = iter(0.05 * i for i in range(10**6))
-    assert _tfres_alone.wait_for_quiet(0.0, lambda: next(busy), lambda s: None)[1] is False
-    assert _tfres_alone.wait_for_quiet(5.0, lambda: None, lambda s: None) == (0.0, None)
-
-
-def test_a_real_busy_thread_is_waited_for() -> None:
-    import threading
-    import time
-
-    def burn(seconds: float) -> None:
-        end = time.perf_counter() + seconds
-        while time.perf_counter() < end:
-            pass
-
-    worker = threading.Thread(target=burn, args=(0.3,))
-    worker.start()
-    waited, quiet = _tfres_alone.wait_for_quiet(5.0)
-    worker.join()
-    assert quiet is True and waited >= 0.2  # not before the thread stopped burning
-    waited, quiet = _tfres_alone.wait_for_quiet(5.0)
-    assert quiet is True and waited < 0.5  # nothing else busy: one interval or so

@@ -17,8 +17,9 @@ user's own ``fit``, without changing what the program computes:
 2. :meth:`StepAlone.measure`, once ``fit`` has returned (Keras's iterator, and with it the
    pipeline's threads, released; ``tfres run`` does it at exit): every variable of the
    model, its optimizer and its metrics is copied, the function runs once, the process's
-   other threads are waited for until they are idle (:func:`wait_for_quiet`: a pipeline or
-   a ``PyDataset`` worker may still be busy after ``fit``), then it runs 3 to 20 times on the
+   other threads are waited for until they are idle (:func:`_tfres_quiet.wait_for_quiet`: a
+   pipeline or a ``PyDataset`` worker may still be busy after ``fit``), then it runs 3 to 20
+   times on the
    cached batch (more than 3 while they fit in the caller's budget) with no profiler
    (``plain_times``), then as many times under the profiler as the window's calls were
    (``times``), and every variable is assigned back. The model is left exactly as ``fit``
@@ -31,10 +32,13 @@ it), or when ``fit`` stopped on SIGUSR1.
 """
 
 import contextlib
-import os
 import tempfile
-import threading
 import time
+
+if __package__:  # tfres's own import (the Keras callback, the tests)
+    from . import _tfres_quiet
+else:  # the child's: the inject folder is on its path
+    import _tfres_quiet  # type: ignore[no-redef]
 
 #: the variables are copied to host memory while the step is timed; above this, not measured
 MAX_COPY_BYTES = 512 * 2**20
@@ -45,12 +49,6 @@ MIN_CALLS = 3
 MAX_CALLS = 20
 
 _clock = time.perf_counter
-#: the step alone is timed with nothing else of the program running: first the process's
-#: other threads (a pipeline still filling its buffer, a PyDataset worker finishing its
-#: batches) must use under QUIET_SHARE of a core over QUIET_SECONDS; they are waited for up
-#: to the caller's budget for the calls
-QUIET_SECONDS = 0.05
-QUIET_SHARE = 0.1
 #: above 0 while a step alone is being timed: its calls are tfres's, not the program's (the
 #: custom-loop timing of :mod:`_tfres_loops` leaves them out)
 TIMING = [0]
@@ -155,7 +153,7 @@ class StepAlone:
         marker = tf.profiler.experimental.Trace
         with _put_back(variables):
             _sync(self.function(own))  # the first call on a new iterator runs cold
-            self.quiet = wait_for_quiet(budget_seconds)
+            self.quiet = _tfres_quiet.wait_for_quiet(budget_seconds)
             # a step that waits for its input lasts as long as the pipeline takes, whatever
             # the profiler adds to its math: against such steps the plain call is the one
             self.plain_times = _calls(lambda: _sync(self.function(own)), budget_seconds / 2)
@@ -199,61 +197,6 @@ def _put_back(variables):
     finally:
         for v, value in zip(variables, saved, strict=True):
             v.assign(value)
-
-
-def _others_cpu_seconds():
-    """CPU seconds used so far by this process's threads other than the caller's (from
-    ``/proc/self/task/*/schedstat``, in nanoseconds), or None where it cannot tell."""
-    me = threading.get_native_id()
-    try:
-        tids = os.listdir("/proc/self/task")
-    except OSError:
-        return None
-    total = 0
-    for tid in tids:
-        if int(tid) == me:
-            continue
-        try:
-            with open("/proc/self/task/%s/schedstat" % tid) as fh:
-                total += int(fh.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            continue  # the thread ended meanwhile (or no schedstat: then none is counted)
-    return total / 1e9
-
-
-def wait_for_quiet(max_seconds, cpu_seconds=_others_cpu_seconds, sleep=time.sleep):
-    """Wait until the process's other threads are idle: under :data:`QUIET_SHARE` of a core
-    over :data:`QUIET_SECONDS`, for at most ``max_seconds``. Returns ``(seconds waited,
-    quiet)``: quiet is False when they were still busy at the bound, None where ``/proc``
-    cannot tell (not Linux)."""
-    start = _clock()
-    before = cpu_seconds()
-    if before is None:
-        return 0.0, None
-    while True:
-        sleep(QUIET_SECONDS)
-        now = cpu_seconds()
-        if now is None:
-            return _clock() - start, None
-        if now - before < QUIET_SHARE * QUIET_SECONDS:
-            return _clock() - start, True
-        if _clock() - start >= max_seconds:
-            return _clock() - start, False
-        before = now
-
-
-def quiet_fields(quiet, note):
-    """The step_alone event's ``quiet_wait_seconds`` and ``quiet`` from
-    :func:`wait_for_quiet`'s answer; a note where the other threads never went idle."""
-    if quiet is None:
-        return {}
-    waited, idle = quiet
-    if idle is False:
-        note(
-            "the program's other threads were still busy %.1f s after training, while the "
-            "step alone was timed: it may read slow, and the input wait low" % waited
-        )
-    return {"quiet_wait_seconds": round(waited, 6), "quiet": idle}
 
 
 def _calls(call, budget_seconds):
@@ -313,7 +256,7 @@ class LoopCallAlone:
 
         with _put_back(variables):
             once()  # the first call after the loop may run cold
-            self.quiet = wait_for_quiet(budget_seconds)
+            self.quiet = _tfres_quiet.wait_for_quiet(budget_seconds)
             self.times = _calls(once, budget_seconds)
         return self.times
 
@@ -401,7 +344,7 @@ def time_now(inst, stopping):
                 "seconds": round(step_alone_seconds(calls), 9),
                 "calls_seconds": [round(t, 9) for t in calls],
                 "plain_calls_seconds": [round(t, 9) for t in one.plain_times],
-                **quiet_fields(one.quiet, inst.note),
+                **_tfres_quiet.quiet_fields(one.quiet, inst.note),
                 "cost_seconds": round(time.monotonic() - start, 6),  # copies, profiler too
                 "start_monotonic": start,
             }

@@ -13,6 +13,7 @@ import threading
 
 import _tfres_alone
 import _tfres_instrument as core
+import _tfres_quiet
 from _tfres_pyinput import GapSampler, PipelinePython
 
 #: at most this many loop steps are kept
@@ -150,7 +151,7 @@ def _time_loop_alone():
                 "kind": "loop",
                 "seconds": round(_loop_alone_seconds(hot), 9),
                 "plain_calls_seconds": [round(t, 9) for t in calls],
-                **_tfres_alone.quiet_fields(hot.alone.quiet, core.INSTRUMENT.note),
+                **_tfres_quiet.quiet_fields(hot.alone.quiet, core.INSTRUMENT.note),
                 "cost_seconds": round(core._clock() - start, 6),
                 "start_monotonic": start,
             }
