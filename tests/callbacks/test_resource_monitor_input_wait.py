@@ -44,6 +44,11 @@ def test_window_steps_carry_measured_input_wait(monkeypatch: pytest.MonkeyPatch)
     # step 2 lent its batch; the same train function on it, alone, after the window
     alone = cb.record.extra["step_alone_seconds"]
     assert 0 < alone < min(s["duration_seconds"] for s in waited)
+    # its calls waited for the program's other threads to go idle (Linux), and a wait that
+    # ran out (a busy machine) is noted
+    quiet = cb.record.extra["step_alone_quiet"]
+    assert isinstance(quiet, bool) and cb.record.extra["step_alone_quiet_wait_seconds"] > 0
+    assert any("still busy" in n for n in cb.record.notes) == (quiet is False)
     assert not [n for n in cb.record.notes if "not timed" in n]
 
 

@@ -62,6 +62,7 @@ def test_the_profiler_window_traces_its_steps_and_says_when_it_stopped(tmp_path:
     for index in range(3):  # steps 0 and 1 traced; step 2 stops the window
         window.begin(index, model, lambda: str(tmp_path))
         window.end_step()
+    assert window.stop_error() is None
     assert window.state == "done" and stopped == [window] and window.logdir == str(tmp_path)
     assert list(tmp_path.glob("plugins/profile/*/*.xplane.pb"))
     assert model.train_function is function  # marked inside the window only
@@ -140,3 +141,25 @@ def test_a_window_that_never_traced_keeps_no_steps(tmp_path: Any) -> None:
     finally:
         tf.profiler.experimental.stop()
     assert window.window_seconds == [] and window.later_seconds == []
+
+
+def test_a_profiler_that_fails_to_stop_is_told_by_stop_error_not_raised_into_fit(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    stopped: list[Any] = []
+    window = _tfres_window.ProfilerWindow(
+        0, 0, _tfres_xplane.CALL_MARKER, lambda model: None, stopped=stopped.append
+    )
+    model = _model()
+    window.begin(0, model, lambda: str(tmp_path))
+    real_stop = tf.profiler.experimental.stop
+
+    def failing_stop() -> None:
+        real_stop()
+        raise tf.errors.UnavailableError(None, None, "export failed")
+
+    monkeypatch.setattr(tf.profiler.experimental, "stop", failing_stop)
+    assert window.stop() is True
+    error = window.stop_error()
+    assert isinstance(error, tf.errors.UnavailableError) and stopped == [window]
+    assert window.state == "done" and window.stop_error() is None  # told once

@@ -9,7 +9,7 @@ from typing import Any
 import keras
 
 from tfres.backends.tf_memory import TfMemoryReader
-from tfres.devices.inject import _tfres_alone, _tfres_window
+from tfres.devices.inject import _tfres_alone, _tfres_quiet, _tfres_window
 from tfres.devices.inject import _tfres_xplane as xplane
 from tfres.record import Record
 from tfres.sampler.sampler import DEFAULT_INTERVAL_SECONDS
@@ -248,6 +248,9 @@ class ResourceMonitor(keras.callbacks.Callback):
                 record.extra["step_alone_seconds"] = round(
                     xplane.step_alone_seconds(self._window.alone.times), 9
                 )
+                # whether the program's other threads were idle before its calls
+                quiet = _tfres_quiet.quiet_fields(self._window.alone.quiet, record.notes.append)
+                record.extra.update({f"step_alone_{k}": v for k, v in quiet.items()})
         if self._monitor is not None:
             self._monitor.__exit__(None, None, None)
         elif self._own_session is not None:
@@ -315,6 +318,9 @@ class _ProfileWindow:
 
         if self.window is not None:
             self.window.stop()
+            error = self.window.stop_error()
+            if error is not None:
+                self.notes.append(f"the profiler did not stop cleanly: {error}")
         if self._unmark_items is not None:
             self._unmark_items()
             self._unmark_items = None

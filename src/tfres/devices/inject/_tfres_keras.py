@@ -308,6 +308,14 @@ def _stop_window():
         _WINDOW[0].stop()
 
 
+def _note_stop_error(inst):
+    """Note what stopping the window's profiler raised, if anything."""
+    if _WINDOW:
+        error = _WINDOW[0].stop_error()
+        if error is not None:
+            inst.failed("stopping the profiler", error)
+
+
 def _keep_trace(window):
     """The window's profiler has stopped: its trace is read at exit."""
     core.INSTRUMENT.profiled.append((window, _user_window()))
@@ -316,6 +324,7 @@ def _keep_trace(window):
 def finish_profiles(inst):
     """At exit: read the window's trace, send the input wait per step and the breakdown."""
     _stop_window()
+    _note_stop_error(inst)
     if inst.window is not None and (not _WINDOW or _WINDOW[0].state == "waiting"):
         core.window_not_reached(inst)
     for window, user in inst.profiled:  # a ProfilerWindow, and whether it is --profile's
