@@ -188,6 +188,23 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("memory_growth",),
         ("--memory-budget", "3GiB"),
     ),
+    # unseen7/: a seventh set by a helper that read none of tfres, written in session 26
+    # while the profiler's stop and ResourceMonitor's quiet wait were changed; run with
+    # --repeat 3, its first round unchanged
+    "input_fromgen_weather_stations": ("input", ("input_bound",), ()),
+    "input_pydataset_xray_augment": ("input", ("input_bound",), ()),
+    "input_pyfunc_birdsong_wav": ("input", ("input_bound",), ()),
+    "input_pygen_product_reviews": ("input", ("input_bound",), ()),
+    "input_smallfiles_vibration_csv": ("input", ("input_bound",), ()),
+    "compute_fit_credit_default_mlp": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_loop_galaxy_morphology": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "startup_model_zoo_crop_segmentation": ("start-up", ("startup",), ()),
+    "checkpoint_frequent_saves_traffic_autoencoder": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "eval_large_holdout_ecg_beats": ("evaluation", ("phase_share:Evaluation",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -227,6 +244,11 @@ AB_SCRIPTS = {
         "input_numpy_function_map_smiles_tokens",
         "input_loop_tfrecord_files_protein_contacts",
         "compute_fit_unet_weather_grids",
+    ),
+    "unseen7": (
+        "input_pyfunc_birdsong_wav",
+        "input_smallfiles_vibration_csv",
+        "compute_fit_credit_default_mlp",
     ),
 }
 

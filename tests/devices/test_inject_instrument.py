@@ -148,6 +148,10 @@ def test_generator_fit_gets_steps_input_wait_and_phases(tmp_path: Path, python: 
     for name in ("import tensorflow", "set-up", "first step", "fit", "fit epoch 0", "fit epoch 1"):
         assert name in names
     assert "evaluate" in names and "after training" in names
+    # the evaluate call's first batch traces the model's test function: a one-time phase
+    (first_eval,) = [p for p in record.phases if p.name == "first evaluate step"]
+    (evaluate,) = [p for p in record.phases if p.name == "evaluate"]
+    assert evaluate.start_seconds <= first_eval.start_seconds < evaluate.end_seconds
     assert record.findings[0]["rule"] == "input_bound"
     assert record.extra["profile"]["summary"]["steps"] == 20
     # step 4 lent its batch: the same train function, alone, timed after the fit

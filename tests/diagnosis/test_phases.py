@@ -96,7 +96,7 @@ def test_saves_are_weighed_against_the_steady_work_not_the_first_steps_tracing()
     found = {f.rule: f for f in diagnose(r)}
     # 3 s of saves in 6 s of steady work: 50%; against all 9 s of fit it would be 33%
     assert found["phase_share"].title == "Model and checkpoint saves take 50% of the work"
-    assert "after start-up and the first step" in found["phase_share"].evidence
+    assert "after start-up and the first calls" in found["phase_share"].evidence
 
 
 def test_saves_beside_a_long_steady_training_are_not_named() -> None:
@@ -108,3 +108,37 @@ def test_saves_beside_a_long_steady_training_are_not_named() -> None:
         ("checkpoint save", 10.0, 13.0),
     )
     assert "phase_share" not in _rules(r)
+
+
+def test_one_batch_predicts_are_tracing_the_start_up_not_evaluation() -> None:
+    # a model zoo check: build each model, predict one batch; each predict is its first batch,
+    # which traces the model's predict function (unseen7/startup_model_zoo_crop_segmentation)
+    predicts = [(10.5, 0.4), (11.0, 1.0), (12.2, 0.8), (13.2, 2.2), (15.6, 1.9), (17.7, 1.7)]
+    r = _hooked(
+        ("import tensorflow", 0.1, 5.3),
+        ("set-up", 5.3, 10.5),
+        *[("predict", a, a + d + 0.01) for a, d in predicts],
+        *[("first predict step", a, a + d) for a, d in predicts],
+        ("after training", 19.5, 19.5),
+    )
+    r.elapsed_seconds = 20.9
+    found = diagnose(r)
+    assert found[0].rule == "startup" and found[0].severity == "warning"
+    assert found[0].title == "TensorFlow import, start-up and first calls: 18.5 s, 89% of this run"
+    assert "first calls of fit/evaluate/predict (tracing) 8.0 s" in found[0].evidence
+    assert "phase_share" not in _rules(r)
+
+
+def test_evaluation_is_weighed_without_its_first_batchs_tracing() -> None:
+    r = _hooked(
+        ("import tensorflow", 0.1, 1.0),
+        ("set-up", 1.0, 1.5),
+        ("fit", 1.5, 5.5),
+        ("first step", 1.5, 2.5),
+        ("evaluate", 5.5, 9.5),
+        ("first evaluate step", 5.5, 6.5),
+    )
+    found = {f.rule: f for f in diagnose(r)}
+    # steady work: 3 s of training and 3 s of evaluation (each less its 1 s first call)
+    assert found["phase_share"].title == "Evaluation and prediction take 50% of the work"
+    assert "3.0 s of 6.0 s of work" in found["phase_share"].evidence

@@ -328,6 +328,8 @@ _HOOK_PHASES = (
     "set-up",
     "start-up",
     "first step",
+    "first evaluate step",
+    "first predict step",
     "evaluate",
     "validation",
     "predict",

@@ -159,6 +159,18 @@ def _exit_now(status):
         os._exit(status)
 
 
+_TRACED = set()  # type: set  # (id(model), kind) whose first evaluate/predict batch ran
+
+
+def _first_call(model, kind):
+    """Whether this is the first evaluate or predict batch of ``model``."""
+    key = (id(model), kind)
+    if key in _TRACED:
+        return False
+    _TRACED.add(key)
+    return True
+
+
 def _callback_class(keras, inst):
     class TfresSteps(keras.callbacks.Callback):
         """tfres's step timer (added by ``tfres run``; removed by ``--no-instrument``)."""
@@ -206,6 +218,9 @@ def _callback_class(keras, inst):
                 _WINDOW[0].timed(index, epoch, duration)
             if index == 0 and kind == "fit":
                 inst.phase("first step", start, now)
+            elif kind != "fit" and _first_call(self.model, kind):
+                # its first batch traces the model's evaluate/predict function: one-time
+                inst.phase("first %s step" % kind, start, now)
             inst.last_work_end = now
 
         def on_train_batch_begin(self, batch, logs=None):

@@ -3,9 +3,11 @@
 The phases come from ``tfres run``'s start-up hook (:mod:`tfres.devices.inject`): ``import
 tensorflow``, ``set-up`` (model build, compile, data, up to the first step), ``fit``,
 ``training loop``, ``evaluate``/``validation``/``predict``, ``model save``/``checkpoint
-save``, ``after training``. Training rules (CPU, input) look at the training phases only;
-these rules speak for the rest, so a run with no training step still gets an answer and a
-start-up never gets training advice.
+save``, ``after training``, and the first calls: ``first step`` (of training) and ``first
+evaluate step``/``first predict step`` (each model's first such batch), which trace the
+model's functions, a one-time cost like start-up. Training rules (CPU, input) look at the
+training phases only; these rules speak for the rest, so a run with no training step still
+gets an answer and a start-up never gets training advice.
 """
 
 from __future__ import annotations
@@ -25,17 +27,24 @@ __all__ = [
     "WORK_PHASES",
 ]
 
-#: Start-up is the story of the run (a warning, the top finding) when it took at least
-#: twice as long as all the work after it (training, evaluation, prediction, saves).
+#: Start-up is the story of the run (a warning, the top finding) when it and the first calls
+#: (tracing) took at least twice as long as all the steady work after it (training,
+#: evaluation, prediction, saves).
 STARTUP_DOMINANT_RATIO = 2.0
 #: Evaluation or saving is named when it takes >= 40% of the steady work after start-up
 #: (the first step's tracing left out, a one-time cost like start-up): then it, not the
 #: training step, decides how long the run takes.
 PHASE_DOMINANT_SHARE = 0.40
+#: ...and only when the steady work is at least this share of the run: below it, the run is
+#: its start-up's story (a model zoo's one-batch predicts are nearly all tracing).
+PHASE_MIN_WORK_SHARE = 0.10
 #: The phases that are work (everything after start-up that is not "after training").
 WORK_PHASES = ("fit", "training loop", "evaluate", "predict", "model save", "checkpoint save")
 _EVAL = ("evaluate", "validation", "predict")
 _SAVES = ("model save", "checkpoint save")
+_FIRST_EVAL = ("first evaluate step", "first predict step")
+#: the first calls: each traces a model's function once per process
+FIRST_CALLS = ("first step", *_FIRST_EVAL)
 
 
 def _total(facts: RunFacts, names: tuple[str, ...]) -> float:
@@ -81,9 +90,9 @@ def _work_seconds(facts: RunFacts) -> float:
 
 
 def _steady_work_seconds(facts: RunFacts) -> float:
-    """The work less the first step (tracing, graph building, XLA): paid once per process,
-    it says nothing about how the run spends its time from then on."""
-    return max(0.0, _work_seconds(facts) - _total(facts, ("first step",)))
+    """The work less the first calls (tracing, graph building, XLA): paid once per process,
+    they say nothing about how the run spends its time from then on."""
+    return max(0.0, _work_seconds(facts) - _total(facts, FIRST_CALLS))
 
 
 def startup(facts: RunFacts) -> Iterator[Finding]:
@@ -96,8 +105,10 @@ def startup(facts: RunFacts) -> Iterator[Finding]:
     if not imports:
         return  # not a TensorFlow program (or TensorFlow came in before the hook)
     work = _work_seconds(facts)
+    first_calls = _total(facts, FIRST_CALLS)
+    steady = _steady_work_seconds(facts)
     share = min(1.0, end / run)
-    dominant = work == 0 or end >= STARTUP_DOMINANT_RATIO * work
+    dominant = steady == 0 or end + first_calls >= STARTUP_DOMINANT_RATIO * steady
     parts = [f"TensorFlow's import {seconds(imports)}"] if imports else []
     setup = _total(facts, ("set-up",))
     if setup:
@@ -107,11 +118,22 @@ def startup(facts: RunFacts) -> Iterator[Finding]:
     yield Finding(
         rule="startup",
         severity="warning" if dominant else "info",
-        title=f"TensorFlow import and start-up: {seconds(end)}, {pct(share)} of this run",
+        title=(
+            f"TensorFlow import, start-up and first calls: {seconds(end + first_calls)}, "
+            f"{pct(min(1.0, (end + first_calls) / run))} of this run"
+            if dominant and first_calls
+            else f"TensorFlow import and start-up: {seconds(end)}, {pct(share)} of this run"
+        ),
         evidence=f"{', '.join(parts) or 'start-up'}; {first}; the run took {seconds(run)}"
-        + (f", the work after start-up {seconds(work)}" if work else ""),
+        + (f", the work after start-up {seconds(work)}" if work else "")
+        + (
+            f", of it the first calls of fit/evaluate/predict (tracing) {seconds(first_calls)}"
+            if first_calls and work
+            else ""
+        ),
         cause=(
-            "importing TensorFlow and building the model cost more than the work itself"
+            "importing TensorFlow, building the model and tracing its functions cost more "
+            "than the work itself"
             if dominant
             else "a fixed cost paid once per process"
         ),
@@ -128,23 +150,26 @@ def startup(facts: RunFacts) -> Iterator[Finding]:
 def phase_share(facts: RunFacts) -> Iterator[Finding]:
     """Evaluation/prediction or model saves take >= 40% of the steady work after start-up."""
     work = _steady_work_seconds(facts)
-    if work <= 0:
+    run = _run_seconds(facts)
+    if work <= 0 or (run and work < PHASE_MIN_WORK_SHARE * run):
         return
-    for names, what, fix in (
+    for names, first_calls, what, fix in (
         (
             _EVAL,
+            _FIRST_EVAL,
             "Evaluation and prediction",
             "evaluate less often: model.fit(..., validation_freq=5) or validation_steps=N; "
             "evaluate with a larger batch_size; predict on a subset",
         ),
         (
             _SAVES,
+            (),
             "Model and checkpoint saves",
             "save less often: ModelCheckpoint(..., save_freq='epoch' or N*steps, "
             "save_best_only=True, save_weights_only=True)",
         ),
     ):
-        spent = _total(facts, names)
+        spent = max(0.0, _total(facts, names) - _total(facts, first_calls))
         share = spent / work
         if share < PHASE_DOMINANT_SHARE:
             continue
@@ -155,7 +180,7 @@ def phase_share(facts: RunFacts) -> Iterator[Finding]:
             title=f"{what} take {pct(share)} of the work",
             evidence=(
                 f"{count} {what.lower()} phase(s): {seconds(spent)} of {seconds(work)} of work "
-                f"after start-up and the first step (training "
+                f"after start-up and the first calls (training "
                 f"{seconds(_total(facts, ('fit', 'training loop')))})"
             ),
             cause=f"{what.lower()} run often or long compared with the training steps",
