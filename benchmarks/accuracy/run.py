@@ -343,6 +343,8 @@ def check(script: Path, tmp: Path) -> dict:
         # the figures behind both sides, for reading an error (JSON only)
         "truth_figures": truth,
         "profile": record.extra.get("profile"),
+        # the step alone's calls (profiled and plain) and whether the threads were quiet
+        "step_alone": record.extra.get("step_alone"),
     }
 
 
