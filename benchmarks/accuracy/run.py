@@ -382,7 +382,7 @@ def main() -> int:
     parser.add_argument("--skip-checks", action="store_true", help="only the cost (with --ab)")
     parser.add_argument(
         "--repeat",
-        type=int,
+        type=_rounds,
         default=1,
         help="rounds over the set (each script's truth and watched run again); each script is "
         "then also judged on the median of its rounds",
@@ -434,6 +434,13 @@ def main() -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0
+
+
+def _rounds(text: str) -> int:
+    """``--repeat``: a whole number of rounds, at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of rounds: give 1 or more")
+    return int(text)
 
 
 def _print_check(row: dict) -> None:

@@ -209,6 +209,27 @@ def test_steps_per_execution_counts_executions(tmp_path: Path, python: str) -> N
     assert any(s.get("input_wait_seconds") is not None for s in fit)
 
 
+MODEL_ZOO = """
+import numpy as np
+import keras
+
+x = np.ones((4, 8), "float32")
+for width in (16, 32, 64):  # each model dropped before the next is built
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(width), keras.layers.Dense(1)])
+    model.predict(x, verbose=0)
+    model.predict(x, verbose=0)  # traced already: not a first call
+    del model
+"""
+
+
+def test_each_models_first_predict_is_its_one_first_call(tmp_path: Path, python: str) -> None:
+    record, _ = _run(tmp_path, python, MODEL_ZOO)
+    assert _names(record).count("predict") == 6
+    # one first call per model: its second predict reuses the traced function
+    assert _names(record).count("first predict step") == 3
+    assert record.findings[0]["rule"] == "startup"
+
+
 def test_startup_only_script_gets_no_training_advice(tmp_path: Path, python: str) -> None:
     record, _ = _run(tmp_path, python, STARTUP_ONLY)
     assert record.steps == []

@@ -18,7 +18,7 @@ user's own ``fit``, without changing what the program computes:
    pipeline's threads, released; ``tfres run`` does it at exit): every variable of the
    model, its optimizer and its metrics is copied, the function runs once, the process's
    other threads are waited for until they are idle (:func:`_tfres_quiet.wait_for_quiet`: a
-   pipeline or a ``PyDataset`` worker may still be busy after ``fit``), then it runs 3 to 20
+   pipeline or a ``PyDataset`` worker may still be busy after ``fit``), then it runs 3 to 100
    times on the cached batch (more than 3 while they fit in the caller's budget) with no
    profiler (``plain_times``), then as many times under the profiler as the window's calls were
    (``times``), and every variable is assigned back. The model is left exactly as ``fit``

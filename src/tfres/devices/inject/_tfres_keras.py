@@ -17,6 +17,7 @@ import shutil
 import signal
 import sys
 import time
+import weakref
 
 import _tfres_alone as alone
 import _tfres_instrument as core
@@ -159,15 +160,17 @@ def _exit_now(status):
         os._exit(status)
 
 
-_TRACED = set()  # type: set  # (id(model), kind) whose first evaluate/predict batch ran
+#: model -> the kinds (evaluate, predict) whose first batch it ran; weak, so a model built
+#: after another was dropped (a model zoo's loop) is not taken for it by a reused id()
+_TRACED = weakref.WeakKeyDictionary()  # type: weakref.WeakKeyDictionary
 
 
 def _first_call(model, kind):
     """Whether this is the first evaluate or predict batch of ``model``."""
-    key = (id(model), kind)
-    if key in _TRACED:
+    kinds = _TRACED.setdefault(model, set())
+    if kind in kinds:
         return False
-    _TRACED.add(key)
+    kinds.add(kind)
     return True
 
 

@@ -32,7 +32,7 @@ __all__ = [
 #: evaluation, prediction, saves).
 STARTUP_DOMINANT_RATIO = 2.0
 #: Evaluation or saving is named when it takes >= 40% of the steady work after start-up
-#: (the first step's tracing left out, a one-time cost like start-up): then it, not the
+#: (the first calls' tracing left out, a one-time cost like start-up): then it, not the
 #: training step, decides how long the run takes.
 PHASE_DOMINANT_SHARE = 0.40
 #: ...and only when the steady work is at least this share of the run: below it, the run is
