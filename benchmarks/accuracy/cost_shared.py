@@ -17,13 +17,15 @@ What it measures is the cost when the instrumentation's threads cannot hide on a
 (each arm has half of one core): its CPU comes out of the training's own share. Where a
 core is idle its threads can run there instead, so this is the harder case. It reports:
 
-- ``cost``: 1 - median(instrumented steps/s) / median(plain steps/s), and ``cost_paired``,
-  1 - the median of each pair's ratio;
+- the paired cost: 1 - the median of the pairs' ratios (instrumented / plain steps/s, in
+  ``ratios``), with a 90% bootstrap interval; and ``cost``, 1 - median(instrumented) /
+  median(plain), which pairs nothing;
 - ``extra_cpu_seconds``: the CPU (user + system) of the whole ``tfres run`` process tree,
   instrumented minus plain, the median over the pairs: what the hook, the profiler window
   and the step timed alone at exit cost in all, start-up and exit included.
 
     .venv/bin/python benchmarks/accuracy/cost_shared.py --set unseen8 --pairs 5 --json c.json
+    .venv/bin/python benchmarks/accuracy/cost_shared.py --pool c.json more.json  # pairs pooled
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import argparse
 import json
 import os
 import queue
+import random
 import statistics
 import subprocess
 import sys
@@ -106,6 +109,14 @@ class Arm:
             self.proc.wait()
 
 
+def paired_cost(ratios: list[float]) -> tuple[float, float, float]:
+    """1 - the median of the pairs' ratios (instrumented / plain), with a 90% bootstrap
+    interval (5000 resamples, seeded: the same pairs give the same interval)."""
+    rng = random.Random(0)
+    costs = sorted(1 - statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(5000))
+    return 1 - statistics.median(ratios), costs[250], costs[4749]
+
+
 def fairness() -> str:
     """How the core is shared between the two arms' processes."""
     try:
@@ -142,7 +153,7 @@ def measure(script: Path, pairs: int, core: int, tmp: Path) -> dict:
         "cpu_seconds": {"instrumented": cpu_a, "plain": cpu_b},
         "wall_seconds": {"instrumented": wall_a, "plain": wall_b},
         "cost": 1 - statistics.median(a) / statistics.median(b),
-        "cost_paired": 1 - statistics.median(x / y for x, y in zip(a, b, strict=True)),
+        "ratios": [x / y for x, y in zip(a, b, strict=True)],
         "extra_cpu_seconds": statistics.median(x - y for x, y in zip(cpu_a, cpu_b, strict=True)),
     }
 
@@ -154,7 +165,18 @@ def main() -> int:
     parser.add_argument("--scripts", default=None, help="comma-separated (default: the set's)")
     parser.add_argument("--pairs", type=int, default=5, help="A/B pairs per script (default 5)")
     parser.add_argument("--json", default=None)
+    parser.add_argument(
+        "--pool",
+        nargs="+",
+        metavar="JSON",
+        help="run nothing: each script's pairs pooled over these earlier --json files",
+    )
     args = parser.parse_args()
+    if args.pool:
+        missing = [path for path in args.pool if not Path(path).is_file()]
+        if missing:
+            parser.error(f"--pool {missing[0]}: no such file; give the --json of an earlier run")
+        return _pool(args.pool)
     if args.pairs < 1:
         parser.error(f"--pairs {args.pairs}: give 1 or more")
     names = args.scripts.split(",") if args.scripts else AB_SCRIPTS[args.set]
@@ -190,12 +212,28 @@ def main() -> int:
 
 def _print(row: dict) -> None:
     rates = {k: [round(x, 1) for x in v] for k, v in row["rates"].items()}
+    cost, low, high = paired_cost(row["ratios"])
     print(
-        f"{row['script']}: cost {100 * row['cost']:+.1f}%"
-        f" (paired {100 * row['cost_paired']:+.1f}%), extra CPU"
+        f"{row['script']}: paired cost {100 * cost:+.1f}% (90% interval {100 * low:+.1f}% to"
+        f" {100 * high:+.1f}%; of the medians {100 * row['cost']:+.1f}%), extra CPU"
         f" {row['extra_cpu_seconds']:+.2f} s per run, core {row['core']}: {rates}",
         flush=True,
     )
+
+
+def _pool(paths: list[str]) -> int:
+    pooled: dict[str, list[float]] = {}
+    for path in paths:
+        for row in json.loads(Path(path).read_text())["costs"]:
+            a, b = row["rates"]["instrumented"], row["rates"]["plain"]
+            pooled.setdefault(row["script"], []).extend(x / y for x, y in zip(a, b, strict=True))
+    for name, ratios in pooled.items():
+        cost, low, high = paired_cost(ratios)
+        print(
+            f"{name}: {len(ratios)} pairs, paired cost {100 * cost:+.1f}%"
+            f" (90% interval {100 * low:+.1f}% to {100 * high:+.1f}%)"
+        )
+    return 0
 
 
 if __name__ == "__main__":
