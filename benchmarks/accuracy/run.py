@@ -220,7 +220,7 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "checkpoint_frequent_saves": ("checkpoint saves", ("phase_share:Model and checkpoint",), ()),
     "eval_tta_predict": ("evaluation", ("phase_share:Evaluation",), ()),
     # unseen9/: a ninth set by a helper that read none of tfres, written in session 27 and
-    # not run in it (entries from the file names)
+    # run once at its end (entries from the file names)
     "input_from_generator_gradienttape_graph_gcn": ("input", ("input_bound",), ()),
     "input_numpy_function_map_smiles_fingerprints": ("input", ("input_bound",), ()),
     "input_pydataset_threads_finance_indicators": ("input", ("input_bound",), ()),
