@@ -17,8 +17,8 @@ What it measures is the cost when the instrumentation's threads cannot hide on a
 (each arm has half of one core): its CPU comes out of the training's own share. Where a
 core is idle its threads can run there instead, so this is the harder case. It reports:
 
-- the paired cost: 1 - the median of the pairs' ratios (instrumented / plain steps/s, in
-  ``ratios``), with a 90% bootstrap interval; and ``cost``, 1 - median(instrumented) /
+- the paired cost: 1 - the median of the pairs' ratios (instrumented / plain steps/s),
+  with a 90% bootstrap interval; and ``cost``, 1 - median(instrumented) /
   median(plain), which pairs nothing;
 - ``extra_cpu_seconds``: the CPU (user + system) of the whole ``tfres run`` process tree,
   instrumented minus plain, the median over the pairs: what the hook, the profiler window
@@ -39,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -93,6 +94,11 @@ class Arm:
         if self.proc.stderr:
             self.proc.stderr.close()
         figures = figures_of(self.out)
+        if figures.get("steps_per_second") is None:
+            raise RuntimeError(
+                f"{self.script.name} reported no steps_per_second: name a script that times"
+                " its own training (the set's AB_SCRIPTS in run.py)"
+            )
         self.runs.append(
             {
                 "steps_per_second": figures.get("steps_per_second"),
@@ -107,6 +113,12 @@ class Arm:
         if self.proc is not None and self.proc.returncode is None:
             os.killpg(self.proc.pid, 9)
             self.proc.wait()
+
+
+def pair_ratios(row: dict) -> list[float]:
+    """Each pair's instrumented / plain steps/s, from a row of :func:`measure`."""
+    rates = row["rates"]
+    return [x / y for x, y in zip(rates["instrumented"], rates["plain"], strict=True)]
 
 
 def paired_cost(ratios: list[float]) -> tuple[float, float, float]:
@@ -153,7 +165,6 @@ def measure(script: Path, pairs: int, core: int, tmp: Path) -> dict:
         "cpu_seconds": {"instrumented": cpu_a, "plain": cpu_b},
         "wall_seconds": {"instrumented": wall_a, "plain": wall_b},
         "cost": 1 - statistics.median(a) / statistics.median(b),
-        "ratios": [x / y for x, y in zip(a, b, strict=True)],
         "extra_cpu_seconds": statistics.median(x - y for x, y in zip(cpu_a, cpu_b, strict=True)),
     }
 
@@ -173,10 +184,13 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.pool:
-        missing = [path for path in args.pool if not Path(path).is_file()]
-        if missing:
-            parser.error(f"--pool {missing[0]}: no such file; give the --json of an earlier run")
-        return _pool(args.pool)
+        rows = []
+        for path in args.pool:
+            try:
+                rows += json.loads(Path(path).read_text())["costs"]
+            except (OSError, ValueError, KeyError, TypeError) as err:
+                parser.error(f"--pool {path}: not the --json of an earlier run ({err})")
+        return _pool(rows)
     if args.pairs < 1:
         parser.error(f"--pairs {args.pairs}: give 1 or more")
     names = args.scripts.split(",") if args.scripts else AB_SCRIPTS[args.set]
@@ -193,26 +207,43 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="tfres-cost-") as tmp:
 
         def worker(core: int) -> None:
-            while True:
+            while not stopped.is_set():
                 try:
                     path = todo.get_nowait()
                 except queue.Empty:
                     return
-                row = measure(path, args.pairs, core, Path(tmp))
-                results["costs"].append(row)
-                _print(row)
+                try:
+                    row = measure(path, args.pairs, core, Path(tmp))
+                except BaseException:
+                    stopped.set()  # the other core takes no new script
+                    raise
+                with lock:
+                    results["costs"].append(row)
+                    _print(row)
+                    if args.json:  # kept as each script ends: a later failure loses nothing
+                        _write_atomically(Path(args.json), json.dumps(results, indent=1))
 
+        lock, stopped = threading.Lock(), threading.Event()
         with ThreadPoolExecutor(len(cores)) as pool:
-            for done in [pool.submit(worker, core) for core in cores]:
-                done.result()  # a failed run ends the benchmark with its error
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1))
+            futures = [pool.submit(worker, core) for core in cores]
+        failed = [f.exception() for f in futures if f.exception() is not None]
+    if failed:
+        if os.environ.get("TFRES_DEBUG") == "1":
+            raise failed[0]
+        print(f"cost_shared.py: {failed[0]}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    part = path.with_name(path.name + ".part")
+    part.write_text(text)
+    os.replace(part, path)
 
 
 def _print(row: dict) -> None:
     rates = {k: [round(x, 1) for x in v] for k, v in row["rates"].items()}
-    cost, low, high = paired_cost(row["ratios"])
+    cost, low, high = paired_cost(pair_ratios(row))
     print(
         f"{row['script']}: paired cost {100 * cost:+.1f}% (90% interval {100 * low:+.1f}% to"
         f" {100 * high:+.1f}%; of the medians {100 * row['cost']:+.1f}%), extra CPU"
@@ -221,12 +252,10 @@ def _print(row: dict) -> None:
     )
 
 
-def _pool(paths: list[str]) -> int:
+def _pool(rows: list[dict]) -> int:
     pooled: dict[str, list[float]] = {}
-    for path in paths:
-        for row in json.loads(Path(path).read_text())["costs"]:
-            a, b = row["rates"]["instrumented"], row["rates"]["plain"]
-            pooled.setdefault(row["script"], []).extend(x / y for x, y in zip(a, b, strict=True))
+    for row in rows:
+        pooled.setdefault(row["script"], []).extend(pair_ratios(row))
     for name, ratios in pooled.items():
         cost, low, high = paired_cost(ratios)
         print(

@@ -336,7 +336,7 @@ def run_script(script: Path, *, tfres: list[str] | None, tmp: Path) -> tuple[dic
     return figures_of(figures), record
 
 
-def _matches(finding: dict, accepted: tuple[str, ...]) -> bool:
+def matches(finding: dict, accepted: tuple[str, ...]) -> bool:
     for want in accepted:
         rule, _, title = want.partition(":")
         if finding.get("rule") == rule and str(finding.get("title", "")).startswith(title):
@@ -366,9 +366,9 @@ def check(script: Path, tmp: Path) -> dict:
         "cause": cause,
         "top_rule": top.get("rule"),
         "top_title": top.get("title"),
-        "correct": bool(top) and _matches(top, accepted),
+        "correct": bool(top) and matches(top, accepted),
         "background_top": top.get("rule") == "background_load",
-        "correct_beside_background": bool(top_own) and _matches(top_own, accepted),
+        "correct_beside_background": bool(top_own) and matches(top_own, accepted),
         "top_own_rule": top_own.get("rule"),
         "input_wait_truth": want,
         "input_wait_measured": measured,

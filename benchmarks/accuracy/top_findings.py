@@ -35,7 +35,7 @@ def main() -> int:
                 assert path is not None
                 findings = load(path).findings
                 top = findings[0] if findings else {}
-                ok = bool(top) and suite._matches(top, accepted)
+                ok = bool(top) and suite.matches(top, accepted)
                 advice = [f["rule"] for f in findings if f.get("rule") in suite.TRAINING_RULES]
                 right, total = right + ok, total + 1
                 print(
