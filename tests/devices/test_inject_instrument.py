@@ -92,6 +92,26 @@ for x in batches():
 print("steps", seen)
 """
 
+TRAIN_ON_BATCH_LOOP = """
+import time
+import numpy as np
+import keras
+
+def next_batch():  # a plain function: no generator or __getitem__ marks it as input
+    time.sleep(0.03)
+    return np.ones((16, 8), "float32"), np.ones((16, 1), "float32")
+
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1)])
+model.compile("sgd", "mse")
+history = []
+for step in range(40):
+    x, y = next_batch()
+    logs = model.train_on_batch(x, y, return_dict=True)
+    time.sleep(0.02)  # the loop's own Python (logging): not input
+    history.append(logs["loss"])
+print("steps", len(history))
+"""
+
 SLOW_READER_FIT = """
 import time
 import numpy as np
@@ -293,6 +313,18 @@ def test_custom_loop_over_a_python_generator_times_its_input_in_the_window(
         assert 0.028 <= s["input_wait_seconds"] <= min(0.06, s["duration_seconds"])
     fraction = run_facts(record).input_wait_fraction
     assert fraction is not None and 0.5 < fraction < 0.85
+    assert record.findings[0]["rule"] == "input_bound"
+
+
+def test_a_train_on_batch_loop_fed_by_a_plain_function_times_its_input(
+    tmp_path: Path, python: str
+) -> None:
+    record, _ = _run(tmp_path, python, TRAIN_ON_BATCH_LOOP)
+    timed = [s for s in record.steps if s.get("input_wait_seconds") is not None]
+    assert [s["step"] for s in timed] == list(range(5, 25))
+    # each gap: 30 ms making the batch (input), 20 ms of the loop's own sleep (not input)
+    waits = sorted(s["input_wait_seconds"] for s in timed)
+    assert 0.025 <= waits[len(waits) // 2] <= 0.040
     assert record.findings[0]["rule"] == "input_bound"
 
 

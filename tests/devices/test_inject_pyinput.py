@@ -17,7 +17,7 @@ import pytest
 from tfres.devices.child_env import INJECT_DIR
 
 sys.path.insert(0, str(INJECT_DIR))
-from _tfres_pyinput import GapSampler, PipelinePython  # noqa: E402
+from _tfres_pyinput import GapReading, GapSampler, PipelinePython  # noqa: E402
 
 sys.path.remove(str(INJECT_DIR))
 
@@ -46,13 +46,14 @@ def _bookkeeping(seconds: float) -> None:
     time.sleep(seconds)  # the loop's own Python (logging, metrics): not input
 
 
-def _reads_within(measure: Callable[[], float | None], low: float, high: float) -> None:
+def _reads_within(measure: Callable[[], GapReading | None], low: float, high: float) -> None:
     """One of three readings of ``measure`` in [low, high). A sampler starved of the CPU
     (other programs busy on every core) sees its edges late, once; one that counts the wrong
     Python reads out of bounds every time."""
-    readings = []
+    readings: list[float | None] = []
     for _ in range(3):
-        readings.append(measure())
+        reading = measure()
+        readings.append(None if reading is None else reading.seconds())
         if readings[-1] is not None and low <= readings[-1] < high:
             return
     raise AssertionError(f"no reading in [{low}, {high}): {readings}")
@@ -60,7 +61,7 @@ def _reads_within(measure: Callable[[], float | None], low: float, high: float) 
 
 @pytest.mark.parametrize("make", [_batches, _busy_batches], ids=["sleeping", "computing"])
 def test_a_generator_resumption_is_input_and_the_loops_own_python_is_not(make) -> None:  # noqa: ANN001
-    def measure() -> float | None:
+    def measure() -> GapReading | None:
         batches, timer = make(0.03), GapSampler()
         timer.start(loop_frame=sys._getframe())
         next(batches)
@@ -79,7 +80,7 @@ def test_a_generator_reading_another_counts_once() -> None:
             time.sleep(0.01)
             yield next(inner)
 
-    def measure() -> float | None:
+    def measure() -> GapReading | None:
         timer, gen = GapSampler(), outer()
         timer.start(loop_frame=sys._getframe())
         next(gen)
@@ -108,7 +109,7 @@ class _Reader:
 
 @pytest.mark.parametrize("read", [lambda: _Dataset()[3], lambda: next(_Reader())])
 def test_getitem_and_next_methods_are_input(read) -> None:  # noqa: ANN001
-    def measure() -> float | None:
+    def measure() -> GapReading | None:
         timer = GapSampler()
         timer.start(loop_frame=sys._getframe())
         read()
@@ -118,15 +119,59 @@ def test_getitem_and_next_methods_are_input(read) -> None:  # noqa: ANN001
     _reads_within(measure, 0.015, 0.030)
 
 
+def _make_batch(seconds: float) -> int:
+    time.sleep(seconds)  # a plain function: no generator or __getitem__ marks it
+    return 1
+
+
+def test_a_plain_function_assigning_what_the_call_reads_is_input() -> None:
+    def measure() -> GapReading | None:
+        timer = GapSampler()
+
+        def hot(x: int) -> GapReading | None:  # the hot function: its frame ends the gap
+            return timer.stop(sys._getframe())
+
+        timer.start(loop_frame=sys._getframe())
+        x = _make_batch(0.03)  # input: the call reads x
+        log = _make_batch(0.02)  # the loop's own Python: the call does not read it
+        assert log
+        return hot(x)
+
+    _reads_within(measure, 0.027, 0.040)
+
+
+def test_the_loops_frame_is_found_above_a_library_frame_gone_in_the_gap() -> None:
+    timer = GapSampler()
+
+    def library_call(x: int, first: bool) -> GapReading | None:  # as Keras's train_on_batch
+        if first:
+            timer.start(loop_frame=sys._getframe())  # the call's caller: gone in the gap
+            return None
+        time.sleep(0.02)  # the library preparing its call: the step's cost, not input
+        return timer.stop(sys._getframe())
+
+    def measure() -> GapReading | None:
+        library_call(0, True)
+        xs = []
+        for _ in range(3):
+            xs.append(_make_batch(0.01))  # fills xs, which the call reads
+        _make_batch(0.02)  # bookkeeping
+        return library_call(len(xs), False)
+
+    _reads_within(measure, 0.027, 0.040)
+
+
 def test_stopped_inside_the_input_counts_up_to_the_stop() -> None:
     timer = GapSampler()
 
-    def reader() -> Iterator[float]:
+    def reader() -> Iterator[GapReading | None]:
         time.sleep(0.02)
-        yield timer.stop() or 0.0  # the hot function is called from inside the generator
+        yield timer.stop()  # the hot function is called from inside the generator
 
     timer.start(loop_frame=sys._getframe())
-    seconds = next(reader())
+    reading = next(reader())
+    assert reading is not None
+    seconds = reading.seconds()
     assert 0.015 <= seconds < 0.030 and not timer.on
 
 

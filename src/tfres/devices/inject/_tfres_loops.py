@@ -2,7 +2,8 @@
 """Custom training loops in the child (see :mod:`_tfres_instrument`): each call of the
 most-called ``tf.function`` is a step, from the end of its previous call to the end of this
 one, less the saves between them. Input wait: the time in ``next()`` of tf.data iterators
-between two calls, or the Python input timed in the gap (:mod:`_tfres_pyinput`); for a step
+between two calls, or the Python input timed in the gap (:mod:`_tfres_pyinput`, and the
+loop's statements that make the batch, :mod:`_tfres_feed`); for a step
 that waited for a tf.data pipeline, or ran while the pipeline's Python ran beside its call
 (:class:`_tfres_pyinput.PipelinePython`), also what its call ran above the function alone
 (:class:`_tfres_alone.LoopCallAlone`, :func:`_tfres_xplane.loop_step_input`)."""
@@ -14,7 +15,7 @@ import threading
 import _tfres_alone
 import _tfres_instrument as core
 import _tfres_quiet
-from _tfres_pyinput import GapSampler, PipelinePython
+from _tfres_pyinput import GapReading, GapSampler, PipelinePython
 
 #: at most this many loop steps are kept
 _MAX_LOOP_STEPS = 200000
@@ -73,7 +74,7 @@ def _patch_tf_function(tf):
         loop_frame = sys._getframe(1)
         _PIPELINE.start()  # tf.data's Python from now on, against the calls (a no-op after)
         start = core._clock()
-        python_wait = _GAP.stop()  # Python input since the previous call, where it was timed
+        python_wait = _GAP.stop(sys._getframe())  # Python input since the previous call
         wait, core.INSTRUMENT.iterator_wait = core.INSTRUMENT.iterator_wait, 0.0
         try:
             return original(self, *args, **kwargs)
@@ -104,7 +105,10 @@ def _loop_call(fn, start, end, wait, from_tf_data, loop_frame=None):
         stats = inst.loops[id(fn)] = _LoopStats(getattr(fn, "__name__", "tf.function"), fn)
     stats.calls += 1
     # a step runs from the end of the previous call to the end of this one
-    begin = stats.last_end if stats.last_end is not None else start - (wait or 0.0)
+    if stats.last_end is not None:
+        begin = stats.last_end
+    else:
+        begin = start - (wait if isinstance(wait, float) else 0.0)
     if stats.first_start is None:
         stats.first_start = begin
     saved, stats.saved_mark = inst.saved_seconds - stats.saved_mark, inst.saved_seconds
@@ -186,6 +190,18 @@ def _patch_iterator():
     cls.__next__ = __next__
 
 
+def _seconds(wait):
+    """A step's input seconds: a gap's reading resolved (the loop's statements that make the
+    step's input, :mod:`_tfres_feed`), or the time in tf.data's ``next()``, or None."""
+    if not isinstance(wait, GapReading):
+        return wait
+    try:
+        return wait.seconds()
+    except Exception as err:  # the generators' share is still a reading
+        core.INSTRUMENT.failed("reading which statements make the loop's input", err)
+        return wait.generator_seconds
+
+
 def _loop_alone_seconds(stats):
     """The loop's function alone (the mean of its timed calls), or None."""
     import _tfres_xplane as xplane
@@ -212,7 +228,7 @@ def write_steps():
     measured = any(step[2] is not None for step in hot.steps)
     alone = _loop_alone_seconds(hot)
     for i, (begin, duration, wait, call, from_tf_data, beside) in enumerate(hot.steps):
-        wait = xplane.loop_step_input(wait, duration, call, from_tf_data, alone, beside)
+        wait = xplane.loop_step_input(_seconds(wait), duration, call, from_tf_data, alone, beside)
         core.INSTRUMENT.step("loop", i, None, begin, duration, input_wait=wait)
     core.INSTRUMENT.phase("first step", hot.steps[0][0], hot.steps[0][0] + hot.steps[0][1])
     core.INSTRUMENT.phase("training loop", hot.first_start, hot.last_end, function=hot.name)

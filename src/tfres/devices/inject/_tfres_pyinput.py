@@ -6,12 +6,14 @@ Python between two calls of the loop's ``tf.function``.
         loss = train_step(x, y)   # the hot tf.function
 
 The time inside the outermost generator frame, or ``__next__`` / ``__getitem__`` method,
-entered from the loop is input; the loop's own Python (logging, metrics) is not. A
-generator's ``__next__`` cannot be wrapped from outside, so :class:`GapSampler` looks at the
-loop thread's stack instead: from the end of one call of the hot function to the start of
-the next (only in the window's gaps), a daemon thread samples it every millisecond
-(``sys._current_frames()``), and the time since the previous sample goes to input when an
-input frame is on the stack between the sampled frame and the loop's frame. A sample is
+entered from the loop is input. A generator's ``__next__`` cannot be wrapped from outside,
+so :class:`GapSampler` looks at the loop thread's stack instead: from the end of one call of
+the hot function to the start of the next (only in the window's gaps), a daemon thread
+samples it every millisecond (``sys._current_frames()``), and the time since the previous
+sample goes to input when an input frame is on the stack between the sampled frame and the
+loop's frame. A sample that reaches the loop's frame with no input frame on the way keeps
+the line of the loop it was on: :mod:`_tfres_feed` tells at exit which of those statements
+make the step's input (``x, y = next_batch()``) and which are the loop's own (logging). A sample is
 attributed to where the thread is when it lands (a long C call inside the input counts as
 input once the sampler gets the GIL); the last stretch, from the last sample to the next
 call, goes half to input when the last sample was in it (the input ended somewhere in it).
@@ -35,6 +37,7 @@ import sys
 import threading
 import time
 
+import _tfres_feed
 from _tfres_xplane import overlap
 
 #: inspect.CO_GENERATOR, without importing inspect at start-up
@@ -65,7 +68,9 @@ class GapSampler:
         self._gap = threading.Event()
         self._thread = None
         self._target = None  # the loop thread's ident
-        self._loop = None
+        self._anchors = {}  # id -> frame: the loop's frame and those above it
+        self._lines = {}  # (anchor's id, its line, the code it was calling) -> seconds
+        self._last_line = None
         self._sampling = False
         self._last = 0.0
         self._inside = False
@@ -78,11 +83,18 @@ class GapSampler:
 
     def start(self, limit_seconds=float("inf"), loop_frame=None):
         """Start timing the gap on the calling thread; ``loop_frame``: the frame that calls
-        the hot function (samples stop walking there)."""
+        the hot function. Samples stop walking at it or at the frames above it (the anchors:
+        the loop's frame may be a library's, as Keras's ``train_on_batch``, gone in the gap
+        while the user's loop above it goes on)."""
+        anchors, frame = {}, loop_frame
+        while frame is not None and len(anchors) < MAX_DEPTH:
+            anchors[id(frame)] = frame
+            frame = frame.f_back
         with self._lock:
             self._seconds, self._inside = 0.0, False
+            self._lines, self._last_line = {}, None
             self._target = threading.get_ident()
-            self._loop = loop_frame
+            self._anchors = anchors
             self._last = self._clock()
             self._deadline = self._last + limit_seconds
             self._sampling = True
@@ -93,17 +105,33 @@ class GapSampler:
             self._thread.start()
         self._gap.set()
 
-    def stop(self):
-        """Stop timing; the input seconds of the gap, or None when it was not being timed (or
-        it outlasted its limit)."""
+    def stop(self, call_frame=None):
+        """Stop timing; the gap's :class:`GapReading`, or None when it was not being timed
+        (or it outlasted its limit). ``call_frame``: the frame of the call that ends the gap,
+        from which the loop's statement making the call is found (see :mod:`_tfres_feed`)."""
         with self._lock:
             if not self._sampling:
                 return None
-            self._sampling, self._loop = False, None
+            self._sampling = False
             self._gap.clear()
+            now = self._clock()
             if self._inside:  # the input ended somewhere after the last sample
-                self._seconds += (self._clock() - self._last) / 2
-            return self._seconds
+                self._seconds += (now - self._last) / 2
+            elif self._last_line is not None:
+                self._lines[self._last_line] = (
+                    self._lines.get(self._last_line, 0.0) + (now - self._last) / 2
+                )
+            anchors, lines = self._anchors, self._lines
+            self._anchors, self._lines, self._last_line = {}, {}, None
+            reading = GapReading(self._seconds)
+        frame, chain = call_frame, set()
+        while frame is not None and anchors.get(id(frame)) is not frame:
+            chain.add(frame.f_code)
+            frame = frame.f_back
+        if frame is not None and lines:
+            mine = {(line, callee): s for (at, line, callee), s in lines.items() if at == id(frame)}
+            reading.loop(frame.f_code.co_filename, frame.f_lineno, chain, mine)
+        return reading
 
     def _run(self):
         while True:
@@ -118,18 +146,46 @@ class GapSampler:
                 return
             now = self._clock()
             if now > self._deadline:  # not a gap between steps any more
-                self._sampling, self._loop = False, None
+                self._sampling, self._anchors, self._lines = False, {}, {}
                 self._gap.clear()
                 return
-            inside, depth = False, 0
-            while frame is not None and frame is not self._loop and depth < MAX_DEPTH:
+            inside, line, callee, depth = False, None, None, 0
+            anchors = self._anchors
+            while frame is not None and depth < MAX_DEPTH:
+                if anchors.get(id(frame)) is frame:  # the loop's own Python, or above it
+                    line = (id(frame), frame.f_lineno, callee)
+                    break
                 if _is_input(frame.f_code):
                     inside = True
                     break
-                frame, depth = frame.f_back, depth + 1
+                callee, frame, depth = frame.f_code, frame.f_back, depth + 1
             if inside:
                 self._seconds += now - self._last
-            self._last, self._inside = now, inside
+            elif line is not None:
+                self._lines[line] = self._lines.get(line, 0.0) + now - self._last
+            self._last, self._inside, self._last_line = now, inside, line
+
+
+class GapReading:
+    """One gap's input: the seconds in generators and ``__next__``/``__getitem__``, and the
+    time on each line of the loop's frame, resolved into input by :meth:`seconds` (at exit:
+    reading the script's source there keeps it out of the steps)."""
+
+    __slots__ = ("generator_seconds", "_loop")
+
+    def __init__(self, generator_seconds):
+        self.generator_seconds = generator_seconds
+        self._loop = None
+
+    def loop(self, filename, call_line, chain, line_seconds):
+        """The loop frame's file, the line making the call, the codes of the frames between
+        it and the hot function, and {(line, callee code): seconds} (see _tfres_feed)."""
+        self._loop = (filename, call_line, frozenset(chain), line_seconds)
+
+    def seconds(self):
+        if self._loop is None:
+            return self.generator_seconds
+        return self.generator_seconds + _tfres_feed.feeding_seconds(*self._loop)
 
 
 class PipelinePython:
