@@ -53,7 +53,7 @@ def _script(tmp_path: Path) -> str:
 def test_a_statement_spans_its_lines_and_a_header_its_own_names(tmp_path: Path) -> None:
     table = _tfres_feed.statements(_script(tmp_path))
     assert table[10] == table[11] == table[12]  # x = np.stack(\n xs\n)
-    first, stores, loads = table[STACKS]
+    first, stores, loads, _ = table[STACKS]
     assert first == 10 and stores == {"x"} and {"np", "xs"} <= loads
     assert table[7][1] == {"path"} and "files" in table[7][2]  # a for header: target, iter
     assert table[8][1] == {"f"}  # with ... as f
@@ -75,6 +75,27 @@ def test_what_feeds_the_step_is_input_and_bookkeeping_is_not(tmp_path: Path) -> 
     }
     got = _tfres_feed.feeding_seconds(_script(tmp_path), CALL, frozenset(), seconds)
     assert abs(got - 0.036) < 1e-9
+
+
+def test_a_statement_links_to_the_step_though_the_gap_missed_the_link(tmp_path: Path) -> None:
+    # the samples of one gap all landed in xs.append(...), none in x = np.stack(xs)
+    script = _script(tmp_path)
+    got = _tfres_feed.feeding_seconds(script, CALL, frozenset(), {(FILLS_XS, None): 0.012})
+    assert abs(got - 0.012) < 1e-9
+    assert {FILLS_XS, STACKS, FILLS_BATCH, 7, 8} <= _tfres_feed.input_statements(script, CALL)
+
+
+def test_only_the_calls_own_function_is_followed(tmp_path: Path) -> None:
+    path = tmp_path / "two.py"
+    path.write_text(
+        "def other():\n"
+        "    x = slow()\n"  # another function's x: not the loop's
+        "\n"
+        "def loop(step):\n"
+        "    x = load()\n"
+        "    step(x)\n"
+    )
+    assert _tfres_feed.input_statements(str(path), 6) == {5}
 
 
 def _train_on_batch() -> None:  # a frame between the loop and the hot function

@@ -11,8 +11,10 @@ A loop may build its batch in its own Python, with no generator or ``__getitem__
 The gap sampler (:mod:`_tfres_pyinput`) records, for each sample that lands in the loop's
 frame, the line of that frame it was on. Here each line is mapped to its statement (from the
 script's source, with :mod:`ast`), and a statement is input when it assigns a name that the
-step's own statement reads, or that another input statement reads (so ``xs = []`` and
-``xs.append(load(f))`` feed ``x = np.stack(xs)``, which feeds the step). Time on the step's
+step's own statement reads, or that another input statement of the same function reads (so
+``xs = []`` and ``xs.append(load(f))`` feed ``x = np.stack(xs)``, which feeds the step). The
+links come from the source, not from the samples: a gap whose samples all landed in
+``xs.append(...)`` still counts them, though none landed in ``np.stack``. Time on the step's
 own statement before the call (its arguments being made: ``train_step(*next_batch())``) is
 input too, except inside the frames that lead to the hot function (Keras's
 ``train_on_batch`` preparing its call is the step's cost, as it is without the input).
@@ -33,15 +35,47 @@ import linecache
 MUTATORS = frozenset(("append", "extend", "insert", "update", "add", "setdefault", "put"))
 
 _STATEMENTS = {}  # type: dict
+_INPUT = {}  # type: dict
 
 
 def statements(filename):
-    """line -> (first line of its statement, names it assigns, names it reads), for the
-    source file ``filename`` (cached); an empty dict where it cannot be read or parsed."""
+    """line -> (first line of its statement, names it assigns, names it reads, its scope: the
+    function or class it is in, 0 for the module), for the source file ``filename``
+    (cached); an empty dict where it cannot be read or parsed."""
     table = _STATEMENTS.get(filename)
     if table is None:
         table = _STATEMENTS[filename] = _parse(filename)
     return table
+
+
+def input_statements(filename, call_line):
+    """The first lines of the statements that make the input of the step called from
+    ``call_line``: in the same function, those that assign a name the call's statement
+    reads, or that another of them reads (cached; from the source alone, so a statement the
+    sampler caught in one gap and not in another still links the two)."""
+    key = (filename, call_line)
+    found = _INPUT.get(key)
+    if found is None:
+        found = _INPUT[key] = _input_statements(statements(filename), call_line)
+    return found
+
+
+def _input_statements(table, call_line):
+    step = table.get(call_line)
+    if step is None:
+        return frozenset()
+    scope = step[3]
+    others = {e[0]: e for e in table.values() if e[3] == scope and e[0] != step[0]}
+    found, seeds, grown = set(), set(step[2]), True
+    while grown:
+        grown = False
+        for first, (_, stores, loads, _) in list(others.items()):
+            if stores & seeds:
+                found.add(first)
+                seeds.update(loads)
+                del others[first]
+                grown = True
+    return frozenset(found)
 
 
 def feeding_seconds(filename, call_line, chain, line_seconds):
@@ -52,7 +86,8 @@ def feeding_seconds(filename, call_line, chain, line_seconds):
     step = table.get(call_line)
     if step is None:
         return 0.0
-    total, seeds, others = 0.0, set(step[2]), {}
+    feeding = input_statements(filename, call_line)
+    total = 0.0
     for (line, callee), seconds in line_seconds.items():
         entry = table.get(line)
         if entry is None:
@@ -60,18 +95,8 @@ def feeding_seconds(filename, call_line, chain, line_seconds):
         if entry[0] == step[0]:
             if callee not in chain:  # making the call's arguments
                 total += seconds
-            continue
-        first, stores, loads, spent = others.get(entry[0], entry + (0.0,))
-        others[entry[0]] = (first, stores, loads, spent + seconds)
-    grown = True
-    while grown:  # the statements that assign what an input statement reads, and so on
-        grown = False
-        for first, (_, stores, loads, spent) in list(others.items()):
-            if stores & seeds:
-                total += spent
-                seeds.update(loads)
-                del others[first]
-                grown = True
+        elif entry[0] in feeding:
+            total += seconds
     return total
 
 
@@ -84,33 +109,41 @@ def _parse(filename):
     except (SyntaxError, ValueError):
         return {}
     table = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.stmt):
-            continue
-        parts = _own_parts(node)
-        if parts is None:
-            continue
-        first = node.lineno
-        last = max([first] + [getattr(p, "end_lineno", None) or first for p in parts])
-        stores, loads = set(), set()
-        for part in parts:
-            _names(part, stores, loads)
-        for line in range(first, last + 1):
-            known = table.get(line)
-            if known is not None and known[0] == first:  # a; b on one line: both
-                stores |= known[1]
-                loads |= known[2]
-            elif known is not None and known[0] > first:  # an inner statement holds it
-                continue
-            table[line] = (first, frozenset(stores), frozenset(loads))
+    _statements(tree, 0, table)
     return table
+
+
+def _statements(node, scope, table):
+    """Fill ``table`` with the statements below ``node``, in ``scope``."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            _statements(child, id(child), table)
+            continue
+        if isinstance(child, ast.stmt):
+            _add(child, scope, table)
+        _statements(child, scope, table)
+
+
+def _add(node, scope, table):
+    parts = _own_parts(node)
+    first = node.lineno
+    last = max([first] + [getattr(p, "end_lineno", None) or first for p in parts])
+    stores, loads = set(), set()
+    for part in parts:
+        _names(part, stores, loads)
+    for line in range(first, last + 1):
+        known = table.get(line)
+        if known is not None and known[0] == first:  # a; b on one line: both
+            stores |= known[1]
+            loads |= known[2]
+        elif known is not None and known[0] > first:  # an inner statement holds it
+            continue
+        table[line] = (first, frozenset(stores), frozenset(loads), scope)
 
 
 def _own_parts(node):
     """The parts of a statement that run as that statement (a compound statement's header,
-    not its body); None for definitions."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return None
+    not its body)."""
     if isinstance(node, (ast.For, ast.AsyncFor)):
         return [node.target, node.iter]
     if isinstance(node, (ast.While, ast.If)):

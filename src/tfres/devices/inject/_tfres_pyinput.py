@@ -13,10 +13,11 @@ samples it every millisecond (``sys._current_frames()``), and the time since the
 sample goes to input when an input frame is on the stack between the sampled frame and the
 loop's frame. A sample that reaches the loop's frame with no input frame on the way keeps
 the line of the loop it was on: :mod:`_tfres_feed` tells at exit which of those statements
-make the step's input (``x, y = next_batch()``) and which are the loop's own (logging). A sample is
-attributed to where the thread is when it lands (a long C call inside the input counts as
-input once the sampler gets the GIL); the last stretch, from the last sample to the next
-call, goes half to input when the last sample was in it (the input ended somewhere in it).
+make the step's input (``x, y = next_batch()``) and which are the loop's own (logging).
+
+A sample is attributed to where the thread is when it lands (a long C call inside the input
+counts as input once the sampler gets the GIL); the last stretch, from the last sample to
+the next call, goes half to where the last sample was (the input ended somewhere in it).
 
 Error: a sample waits for the GIL, up to the interpreter's switch interval (5 ms) while the
 loop's thread runs Python, so each of the gap's two edges is placed within about that much,
