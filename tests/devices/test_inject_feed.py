@@ -63,6 +63,14 @@ def test_a_statement_spans_its_lines_and_a_header_its_own_names(tmp_path: Path) 
     assert table[ATTRIBUTE][1] == set() and "model" in table[ATTRIBUTE][2]  # not model
 
 
+def test_a_match_header_holds_its_subject_not_its_cases(tmp_path: Path) -> None:
+    path = tmp_path / "match.py"
+    path.write_text("match kind:\n    case 'a':\n        x = load()\n")
+    table = _tfres_feed.statements(str(path))
+    assert table[1][1] == set() and table[1][2] == {"kind"}  # not the case body's x
+    assert table[3][1] == {"x"}
+
+
 def test_what_feeds_the_step_is_input_and_bookkeeping_is_not(tmp_path: Path) -> None:
     seconds = {
         (FILLS_XS, None): 0.030,  # json.load of each file: assigns xs, read by x = ...

@@ -114,7 +114,8 @@ def _parse(filename):
 
 
 def _statements(node, scope, table):
-    """Fill ``table`` with the statements below ``node``, in ``scope``."""
+    """Fill ``table`` with the statements below ``node``, in ``scope``. A statement is
+    added before the ones inside it, so an inner one takes the lines it shares."""
     for child in ast.iter_child_nodes(node):
         if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             _statements(child, id(child), table)
@@ -136,8 +137,6 @@ def _add(node, scope, table):
         if known is not None and known[0] == first:  # a; b on one line: both
             stores |= known[1]
             loads |= known[2]
-        elif known is not None and known[0] > first:  # an inner statement holds it
-            continue
         table[line] = (first, frozenset(stores), frozenset(loads), scope)
 
 
@@ -152,7 +151,9 @@ def _own_parts(node):
         return [i.context_expr for i in node.items] + [
             i.optional_vars for i in node.items if i.optional_vars is not None
         ]
-    if hasattr(node, "body"):  # try, match ...: the header line alone
+    if hasattr(node, "subject"):  # match (Python 3.10+): its subject, not its cases
+        return [node.subject]
+    if hasattr(node, "body"):  # try: the header line alone
         return []
     return [node]
 
