@@ -1,4 +1,4 @@
-"""The Python input of a custom loop, timed two ways, against the same batch made bare.
+"""The Python input of a custom loop, timed three ways, against the same batch made bare.
 
 A custom loop over a Python generator (``for x in batches(): train_step(x)``) gets its input
 wait from the time inside the generator between two calls of the hot function. tfres first
@@ -7,10 +7,13 @@ timed it with Python's profile hook (``sys.setprofile``, reproduced below as
 it now samples the loop thread's stack from a daemon thread (``_tfres_pyinput.GapSampler``).
 
 For each kind of generator, each round makes one batch bare, one under each timer, in turns
-(ABC, then the order rotated); per timer it reports the median of the reading over the bare
-batch (1.00 is right) and the median of the batch's own time under it over bare (what the
-timer slows the program). Nothing here imports tfres's package: the timer is loaded from
-``src/tfres/devices/inject`` as the child loads it.
+(ABCD, then the order rotated); per timer it reports the median of the reading over the bare
+batch (1.00 is right), the median of the batch's own time under it over bare (what the
+timer slows the program), and the 90th percentile of each batch's error against that
+batch's own time (how far one gap's reading can be off). The sampler runs twice: as the
+child runs it, and at the program's switch interval (5 ms), as it ran before session 29.
+Nothing here imports tfres's package: the timer is loaded from ``src/tfres/devices/inject``
+as the child loads it.
 
     .venv/bin/python benchmarks/gap_timer.py [--rounds 21]
 """
@@ -67,6 +70,13 @@ def per_sample_python() -> Iterator[float]:
         yield sum(_point(i * 0.01, i * 0.02) for i in range(130_000))
 
 
+def short_python() -> Iterator[float]:
+    """A short batch of Python, about 8 ms (a few records decoded a step): the sampler's
+    spacing shows here, where a gap holds one or two samples at the default switch interval."""
+    while True:
+        yield sum(_point(i * 0.01, i * 0.02) for i in range(60_000))
+
+
 def numpy_per_item() -> Iterator[np.ndarray]:
     """A few NumPy calls per item, 256 items a batch (an augmenting reader)."""
     rng = np.random.default_rng(0)
@@ -95,18 +105,25 @@ def _timed(gen: Iterator, timer) -> tuple[float, float | None]:  # noqa: ANN001
     next(gen)
     took = time.perf_counter() - start
     read = timer.stop() if timer is not None else None
+    if read is not None and not isinstance(read, float):
+        read = read.seconds()  # the sampler's GapReading
     return took, read
 
 
 def compare(make: Callable[[], Iterator], rounds: int) -> dict[str, dict[str, float]]:
     gen = make()
-    timers = {"bare": None, "profile hook": ProfileHookTimer(), "sampler": GapSampler()}
+    timers = {
+        "bare": None,
+        "profile hook": ProfileHookTimer(),
+        "sampler, 5 ms": GapSampler(every=0.001, switch=None),  # before session 29
+        "sampler": GapSampler(),
+    }
     took: dict[str, list[float]] = {name: [] for name in timers}
     read: dict[str, list[float]] = {name: [] for name in timers}
     names = list(timers)
     next(gen)  # warm
     for r in range(rounds):
-        for name in names[r % 3 :] + names[: r % 3]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             t, v = _timed(gen, timers[name])
             took[name].append(t)
             if v is not None:
@@ -117,8 +134,12 @@ def compare(make: Callable[[], Iterator], rounds: int) -> dict[str, dict[str, fl
             "bare_ms": bare * 1e3,
             "read_over_bare": statistics.median(read[name]) / bare,
             "slowdown": statistics.median(took[name]) / bare,
+            # each batch's reading against that batch's own time under the timer
+            "error_p90": statistics.quantiles(
+                [abs(v - t) / t for v, t in zip(read[name], took[name], strict=True)], n=10
+            )[-1],
         }
-        for name in ("profile hook", "sampler")
+        for name in names[1:]
     }
 
 
@@ -140,16 +161,21 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         kinds = {
+            "short Python": short_python,
             "per-sample Python": per_sample_python,
             "NumPy per item": numpy_per_item,
             "reads 64 files": reads_files(Path(tmp)),
         }
-        print(f"{'generator':<20} {'bare ms':>8} {'timer':<13} {'read/bare':>9} {'slowdown':>9}")
+        print(
+            f"{'generator':<20} {'bare ms':>8} {'timer':<14} {'read/bare':>9} {'slowdown':>9}"
+            f" {'batch error p90':>15}"
+        )
         for kind, make in kinds.items():
             for timer, row in compare(make, args.rounds).items():
                 print(
-                    f"{kind:<20} {row['bare_ms']:8.2f} {timer:<13} "
+                    f"{kind:<20} {row['bare_ms']:8.2f} {timer:<14} "
                     f"{row['read_over_bare']:9.2f} {row['slowdown']:9.2f}"
+                    f" {row['error_p90']:15.0%}"
                 )
 
 

@@ -197,11 +197,45 @@ def test_the_sampler_rests_between_gaps_and_leaves_a_profiler_alone() -> None:
 
 
 def test_a_gap_past_its_limit_is_not_measured() -> None:
+    before = sys.getswitchinterval()
     timer = GapSampler()
     timer.start(limit_seconds=0.01, loop_frame=sys._getframe())
     _bookkeeping(0.03)  # a sample past the deadline stops the sampling
     assert not timer.on
     assert timer.stop() is None
+    assert sys.getswitchinterval() == before
+
+
+def test_a_short_gap_is_sampled_finely_and_the_switch_interval_is_given_back() -> None:
+    """10 ms of input, then 10 ms of the loop's own Python, both holding the GIL: at the
+    interpreter's default switch interval (5 ms) a sample waited about 6 ms, and such a gap
+    read 0, 6, 12 or 18 ms of input."""
+    before = sys.getswitchinterval()
+    timer = GapSampler()
+    during: list[float] = []
+
+    def measure() -> GapReading | None:
+        timer.start(loop_frame=sys._getframe())
+        during.append(sys.getswitchinterval())
+        next(_busy_batches(0.010))
+        _busy(0.010)
+        return timer.stop()
+
+    _reads_within(measure, 0.007, 0.013)
+    assert max(during) < before
+    assert sys.getswitchinterval() == before
+
+
+def test_a_switch_interval_the_program_sets_in_a_gap_is_kept() -> None:
+    before = sys.getswitchinterval()
+    try:
+        timer = GapSampler()
+        timer.start(loop_frame=sys._getframe())
+        sys.setswitchinterval(0.002)
+        timer.stop()
+        assert sys.getswitchinterval() == pytest.approx(0.002)
+    finally:
+        sys.setswitchinterval(before)
 
 
 def test_pipeline_python_keeps_tf_datas_python_calls_and_not_the_loops_own() -> None:

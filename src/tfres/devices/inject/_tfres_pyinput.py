@@ -19,9 +19,13 @@ A sample is attributed to where the thread is when it lands (a long C call insid
 counts as input once the sampler gets the GIL); the last stretch, from the last sample to
 the next call, goes half to where the last sample was (the input ended somewhere in it).
 
-Error: a sample waits for the GIL, up to the interpreter's switch interval (5 ms) while the
-loop's thread runs Python, so each of the gap's two edges is placed within about that much,
-either way. Cost: a GIL hand-over per sample, whatever the input code does. Python's profile
+Error: a sample waits for the GIL, up to the interpreter's switch interval while the loop's
+thread runs Python. At the default 5 ms a sample came about every 6 ms, two in a 12 ms gap,
+each credited with all the time since the one before: a loop spending 11 ms a step in its
+batch read 0, 6, 12 or 18 ms. The sampler therefore sets the switch interval to 0.5 ms for
+the gap (``SWITCH_SECONDS``) and gives the program's back at its end; the same loop then read
+10-13 ms a step. Each edge of the gap is placed within about a millisecond. Cost: a GIL
+hand-over per sample, whatever the input code does, in the window's gaps only. Python's profile
 hook, used before it, paid for every Python and C call in the gap: a generator making 60,000
 of them per batch read 3-6 times its own time (``benchmarks/gap_timer.py``).
 
@@ -47,8 +51,11 @@ CO_GENERATOR = 0x20
 INPUT_METHODS = ("__next__", "__getitem__")
 
 #: the sampler's interval, seconds (a sample also waits for the GIL: up to the interpreter's
-#: switch interval, 5 ms by default, while the loop's thread runs Python)
-SAMPLE_SECONDS = 0.001
+#: switch interval while the loop's thread runs Python)
+SAMPLE_SECONDS = 0.0005
+#: the interpreter's switch interval while a gap is sampled, seconds: at the default 5 ms a
+#: sample waited about 6 ms for the GIL, two samples in a 12 ms gap (see the docstring)
+SWITCH_SECONDS = 0.0005
 #: frames walked up from a sample towards the loop's frame
 MAX_DEPTH = 64
 
@@ -62,9 +69,12 @@ class GapSampler:
     samples of the loop thread's stack taken by a daemon thread (see the module's
     docstring). The thread sleeps on an event between gaps."""
 
-    def __init__(self, clock=time.monotonic, every=SAMPLE_SECONDS):
+    def __init__(self, clock=time.monotonic, every=SAMPLE_SECONDS, switch=SWITCH_SECONDS):
+        """``switch``: the switch interval set for each gap, seconds; None leaves the
+        program's (``benchmarks/gap_timer.py`` compares the two)."""
         self._clock = clock
         self._every = every
+        self._switch_to = switch
         self._lock = threading.Lock()
         self._gap = threading.Event()
         self._thread = None
@@ -77,6 +87,7 @@ class GapSampler:
         self._inside = False
         self._seconds = 0.0
         self._deadline = float("inf")
+        self._switch = None  # the program's switch interval, while ours is set
 
     @property
     def on(self):
@@ -99,6 +110,7 @@ class GapSampler:
             self._last = self._clock()
             self._deadline = self._last + limit_seconds
             self._sampling = True
+            self._shorten_switch()
         if self._thread is None:
             self._thread = threading.Thread(
                 target=self._run, name="tfres-input-sampler", daemon=True
@@ -115,6 +127,7 @@ class GapSampler:
                 return None
             self._sampling = False
             self._gap.clear()
+            self._restore_switch()
             now = self._clock()
             if self._inside:  # the input ended somewhere after the last sample
                 self._seconds += (now - self._last) / 2
@@ -134,6 +147,23 @@ class GapSampler:
             reading.loop(frame.f_code.co_filename, frame.f_lineno, chain, mine)
         return reading
 
+    def _shorten_switch(self):
+        """Shorten the interpreter's switch interval for the gap, so that a sample waits about
+        half a millisecond for the GIL rather than 5 (the loop's thread hands the GIL over that
+        often only while the sampler asks for it, in the window's gaps)."""
+        if self._switch is None and self._switch_to is not None:
+            current = sys.getswitchinterval()
+            if current > self._switch_to:
+                self._switch = current
+                sys.setswitchinterval(self._switch_to)
+
+    def _restore_switch(self):
+        """Give the program its switch interval back, unless it set its own meanwhile."""
+        if self._switch is not None:
+            if abs(sys.getswitchinterval() - self._switch_to) < 1e-9:
+                sys.setswitchinterval(self._switch)
+            self._switch = None
+
     def _run(self):
         while True:
             self._gap.wait()
@@ -149,6 +179,7 @@ class GapSampler:
             if now > self._deadline:  # not a gap between steps any more
                 self._sampling, self._anchors, self._lines = False, {}, {}
                 self._gap.clear()
+                self._restore_switch()
                 return
             inside, line, callee, depth = False, None, None, 0
             anchors = self._anchors
