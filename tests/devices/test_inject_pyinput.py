@@ -282,3 +282,59 @@ def test_pipeline_python_sums_its_threads_within_the_call_and_lets_go_of_finishe
     assert recorder.spans == []
     recorder.spans.extend([(10.0, 11.0), (10.0, 11.0), (10.0, 11.0)])  # three threads at once
     assert recorder.take(10.0, 11.0) == pytest.approx(1.0)  # never more than the call
+
+
+def test_a_gap_the_sampler_never_reached_is_not_measured() -> None:
+    """A loop whose Python kept the GIL through the gap (seen on a loader class: the sampler
+    woke only once the hot function released it) is not read as having no input."""
+    timer = GapSampler(every=0.05)  # no sample can land in the next 20 ms
+    timer.start(loop_frame=sys._getframe())
+    next(_busy_batches(0.020))
+    reading = timer.stop()
+    assert reading is not None and reading.starved
+    assert reading.seconds() is None
+
+
+def test_a_short_gap_without_a_sample_still_reads_no_input() -> None:
+    timer = GapSampler(every=0.05)
+    timer.start(loop_frame=sys._getframe())
+    _busy(0.001)  # the loop's own Python, shorter than a starved stretch
+    reading = timer.stop()
+    assert reading is not None and not reading.starved
+    assert reading.seconds() == 0.0
+
+
+def test_a_long_c_call_holding_the_gil_then_python_is_read_whole() -> None:
+    """A batch made by one C call that keeps the GIL (``sum`` over a range here; a big
+    ``pickle.loads`` in a user's loader), then a little Python: the first sample, as the
+    call returns, takes the whole stretch."""
+    n = 1
+    while True:  # about 20 ms of one C call on this machine
+        start = time.perf_counter()
+        sum(range(n))
+        if time.perf_counter() - start >= 0.02:
+            break
+        n *= 2
+
+    def batches() -> Iterator[int]:
+        while True:
+            total = sum(range(n))
+            _busy(0.002)
+            yield total
+
+    timer = GapSampler()
+    gen = batches()
+
+    def measure() -> GapReading | None:
+        timer.start(loop_frame=sys._getframe())
+        start = time.perf_counter()
+        next(gen)
+        took = time.perf_counter() - start
+        reading = timer.stop()
+        assert reading is not None and not reading.starved
+        took_ms.append(took)
+        return reading
+
+    took_ms: list[float] = []
+    measure()
+    _reads_within(measure, 0.5 * took_ms[0], 1.5 * took_ms[0] + 0.005)

@@ -226,10 +226,18 @@ def write_steps():
     import _tfres_xplane as xplane
 
     measured = any(step[2] is not None for step in hot.steps)
+    starved = sum(1 for step in hot.steps if getattr(step[2], "starved", False))
     alone = _loop_alone_seconds(hot)
     for i, (begin, duration, wait, call, from_tf_data, beside) in enumerate(hot.steps):
         wait = xplane.loop_step_input(_seconds(wait), duration, call, from_tf_data, alone, beside)
         core.INSTRUMENT.step("loop", i, None, begin, duration, input_wait=wait)
+    if starved:
+        timed = sum(1 for step in hot.steps if isinstance(step[2], GapReading))
+        core.INSTRUMENT.note(
+            "custom loop %s: %d of the %d steps timed in the window had no sample of the "
+            "loop's Python (its thread kept the GIL), so their input wait is not measured"
+            % (hot.name, starved, timed)
+        )
     core.INSTRUMENT.phase("first step", hot.steps[0][0], hot.steps[0][0] + hot.steps[0][1])
     core.INSTRUMENT.phase("training loop", hot.first_start, hot.last_end, function=hot.name)
     core.INSTRUMENT.last_work_end = max(core.INSTRUMENT.last_work_end or 0, hot.last_end)

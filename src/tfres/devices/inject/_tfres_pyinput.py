@@ -25,7 +25,14 @@ each credited with all the time since the one before: a loop spending 11 ms a st
 batch read 0, 6, 12 or 18 ms. The sampler therefore sets the switch interval to 0.5 ms for
 the gap (``SWITCH_SECONDS``) and gives the program's back at its end; the same loop then read
 10-13 ms a step. Each edge of the gap is placed within about a millisecond. Cost: a GIL
-hand-over per sample, whatever the input code does, in the window's gaps only. Python's profile
+hand-over per sample, whatever the input code does, in the window's gaps only.
+
+Some Python never hands the GIL over: a loader class building fraud features per
+transaction (small NumPy calls among plain Python) kept it for whole 15-28 ms gaps, the
+sampler waking only once the hot function released it, in 13 to 19 of a window's 20 gaps
+(none of the parts of that code did alone). Such a gap, with no sample at all, is not
+measured (``GapReading.starved``) rather than read as no input; the loop's record says how
+many there were. A gap with one sample or more is read as before. Python's profile
 hook, used before it, paid for every Python and C call in the gap: a generator making 60,000
 of them per batch read 3-6 times its own time (``benchmarks/gap_timer.py``).
 
@@ -58,6 +65,10 @@ SAMPLE_SECONDS = 0.0005
 SWITCH_SECONDS = 0.0005
 #: frames walked up from a sample towards the loop's frame
 MAX_DEPTH = 64
+#: a gap this long with no sample in it was not measured, rather than measured as no input:
+#: the sampler never got the GIL (see the module's docstring). One sample is enough: after a
+#: long C call holding the GIL, the first sample takes the whole stretch
+STARVED_SECONDS = 0.005
 
 
 def _is_input(code):
@@ -86,6 +97,8 @@ class GapSampler:
         self._last = 0.0
         self._inside = False
         self._seconds = 0.0
+        self._began = 0.0
+        self._samples = 0  # taken in this gap
         self._deadline = float("inf")
         self._switch = None  # the program's switch interval, while ours is set
 
@@ -103,11 +116,11 @@ class GapSampler:
             anchors[id(frame)] = frame
             frame = frame.f_back
         with self._lock:
-            self._seconds, self._inside = 0.0, False
+            self._seconds, self._inside, self._samples = 0.0, False, 0
             self._lines, self._last_line = {}, None
             self._target = threading.get_ident()
             self._anchors = anchors
-            self._last = self._clock()
+            self._last = self._began = self._clock()
             self._deadline = self._last + limit_seconds
             self._sampling = True
             self._shorten_switch()
@@ -138,6 +151,9 @@ class GapSampler:
             anchors, lines = self._anchors, self._lines
             self._anchors, self._lines, self._last_line = {}, {}, None
             reading = GapReading(self._seconds)
+            if not self._samples and now - self._began >= STARVED_SECONDS:
+                reading.starved = True
+                return reading
         frame, chain = call_frame, set()
         while frame is not None and anchors.get(id(frame)) is not frame:
             chain.add(frame.f_code)
@@ -196,18 +212,21 @@ class GapSampler:
             elif line is not None:
                 self._lines[line] = self._lines.get(line, 0.0) + now - self._last
             self._last, self._inside, self._last_line = now, inside, line
+            self._samples += 1
 
 
 class GapReading:
     """One gap's input: the seconds in generators and ``__next__``/``__getitem__``, and the
     time on each line of the loop's frame, resolved into input by :meth:`seconds` (at exit:
-    reading the script's source there keeps it out of the steps)."""
+    reading the script's source there keeps it out of the steps). A ``starved`` gap had no
+    sample in it (:data:`STARVED_SECONDS`): its input was not measured."""
 
-    __slots__ = ("generator_seconds", "_loop")
+    __slots__ = ("generator_seconds", "_loop", "starved")
 
     def __init__(self, generator_seconds):
         self.generator_seconds = generator_seconds
         self._loop = None
+        self.starved = False
 
     def loop(self, filename, call_line, chain, line_seconds):
         """The loop frame's file, the line making the call, the codes of the frames between
@@ -215,6 +234,9 @@ class GapReading:
         self._loop = (filename, call_line, frozenset(chain), line_seconds)
 
     def seconds(self):
+        """The gap's input seconds, or None where it was ``starved`` of samples."""
+        if self.starved:
+            return None
         if self._loop is None:
             return self.generator_seconds
         return self.generator_seconds + _tfres_feed.feeding_seconds(*self._loop)
