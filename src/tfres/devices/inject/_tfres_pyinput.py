@@ -28,11 +28,13 @@ the gap (``SWITCH_SECONDS``) and gives the program's back at its end; the same l
 hand-over per sample, whatever the input code does, in the window's gaps only.
 
 Some Python never hands the GIL over: a loader class building fraud features per
-transaction (small NumPy calls among plain Python) kept it for whole 15-28 ms gaps, the
-sampler waking only once the hot function released it, in 13 to 19 of a window's 20 gaps
-(none of the parts of that code did alone). Such a gap, with no sample at all, is not
-measured (``GapReading.starved``) rather than read as no input; the loop's record says how
-many there were. A gap with one sample or more is read as before. Python's profile
+transaction kept it for whole 15-28 ms gaps, the sampler waking only once the hot function
+released it, in 13 to 19 of a window's 20 gaps. It calls ``np.zeros`` about every 0.3 ms,
+and NumPy releases the GIL around a zeroed allocation: each release wakes the sampler, the
+loop's thread takes the GIL back first, and since the GIL changed hands the sampler's wait
+never becomes a forced switch (CPython's GIL convoy). Such a gap, with no sample at all,
+is not measured (``GapReading.starved``) rather than read as no input; the loop's record
+says how many there were. A gap with one sample or more is read as before. Python's profile
 hook, used before it, paid for every Python and C call in the gap: a generator making 60,000
 of them per batch read 3-6 times its own time (``benchmarks/gap_timer.py``).
 
