@@ -6,8 +6,9 @@ Each case below makes 18 ms "batches" by repeating one small piece of work, in g
 as the child times them, and counts the gaps with no sample (``GapReading.starved``).
 
 The finding (session 29, on the 2-vCPU Zen 4 VM, nothing else running): ``np.zeros``
-every ~0.24 ms amid plain Python starves it in every gap, ``np.empty`` or the Python alone
-in none. NumPy releases the GIL around a zeroed allocation; each release wakes the sampler,
+every ~0.24 ms amid plain Python starved it in 19-20 of 20 gaps, ``np.empty`` or the Python alone
+in none. NumPy releases the GIL around ``calloc`` for zeroed arrays of 1 KiB or more
+(``default_calloc`` in its ``alloc.c``; these are 3.75 KiB); each release wakes the sampler,
 the loop's thread takes the GIL back first, and because the GIL changed hands the
 sampler's timed wait never asks for a forced switch. With other programs busy on both
 cores the starvation mostly goes away, so run this on a quiet machine.

@@ -24,13 +24,14 @@ thread runs Python. At the default 5 ms a sample came about every 6 ms, two in a
 each credited with all the time since the one before: a loop spending 11 ms a step in its
 batch read 0, 6, 12 or 18 ms. The sampler therefore sets the switch interval to 0.5 ms for
 the gap (``SWITCH_SECONDS``) and gives the program's back at its end; the same loop then read
-10-13 ms a step. Each edge of the gap is placed within about a millisecond. Cost: a GIL
+9.7-12.7 ms a step. Each edge of the gap is placed within about a millisecond. Cost: a GIL
 hand-over per sample, whatever the input code does, in the window's gaps only.
 
 Some Python never hands the GIL over: a loader class building fraud features per
 transaction kept it for whole 15-28 ms gaps, the sampler waking only once the hot function
 released it, in 13 to 19 of a window's 20 gaps. It calls ``np.zeros`` about every 0.3 ms,
-and NumPy releases the GIL around a zeroed allocation: each release wakes the sampler, the
+and NumPy releases the GIL around ``calloc`` for zeroed arrays of 1 KiB or more: each
+release wakes the sampler, the
 loop's thread takes the GIL back first, and since the GIL changed hands the sampler's wait
 never becomes a forced switch (CPython's GIL convoy). Such a gap, with no sample at all,
 is not measured (``GapReading.starved``) rather than read as no input; the loop's record
