@@ -1,4 +1,4 @@
-"""The Python input of a custom loop, timed three ways, against the same batch made bare.
+"""The Python input of a custom loop, timed four ways, against the same batch made bare.
 
 A custom loop over a Python generator (``for x in batches(): train_step(x)``) gets its input
 wait from the time inside the generator between two calls of the hot function. tfres first
@@ -7,11 +7,12 @@ timed it with Python's profile hook (``sys.setprofile``, reproduced below as
 it now samples the loop thread's stack from a daemon thread (``_tfres_pyinput.GapSampler``).
 
 For each kind of generator, each round makes one batch bare, one under each timer, in turns
-(ABCD, then the order rotated); per timer it reports the median of the reading over the bare
+(then the order rotated); per timer it reports the median of the reading over the bare
 batch (1.00 is right), the median of the batch's own time under it over bare (what the
-timer slows the program), and the 90th percentile of each batch's error against that
-batch's own time (how far one gap's reading can be off). The sampler runs twice: as the
-child runs it, and at the program's switch interval (5 ms), as it ran before session 29.
+timer slows the program), the 90th percentile of each batch's error against that batch's
+own time (how far one gap's reading can be off), and the batches with no sample (not
+measured). The sampler runs three times: as the child runs it (0.1 ms switch interval in
+the gap), at 0.5 ms, and at the program's 5 ms, as it ran before session 29.
 Nothing here imports tfres's package: the timer is loaded from ``src/tfres/devices/inject``
 as the child loads it.
 
@@ -117,30 +118,35 @@ def compare(make: Callable[[], Iterator], rounds: int) -> dict[str, dict[str, fl
         "profile hook": ProfileHookTimer(),
         "sampler, 5 ms": GapSampler(every=0.001, switch=None),  # before session 29
         "sampler": GapSampler(),
+        "sampler, 0.5 ms": GapSampler(switch=0.0005),
     }
     took: dict[str, list[float]] = {name: [] for name in timers}
-    read: dict[str, list[float]] = {name: [] for name in timers}
+    # (the batch's own time, the timer's reading); a reading of None: a gap with no sample
+    pairs: dict[str, list[tuple[float, float | None]]] = {name: [] for name in timers}
     names = list(timers)
     next(gen)  # warm
     for r in range(rounds):
         for name in names[r % len(names) :] + names[: r % len(names)]:
             t, v = _timed(gen, timers[name])
             took[name].append(t)
-            if v is not None:
-                read[name].append(v)
+            pairs[name].append((t, v))
     bare = statistics.median(took["bare"])
-    return {
-        name: {
+    rows = {}
+    for name in names[1:]:
+        read = [(t, v) for t, v in pairs[name] if v is not None]
+        rows[name] = {
             "bare_ms": bare * 1e3,
-            "read_over_bare": statistics.median(read[name]) / bare,
+            "read_over_bare": statistics.median(v for _, v in read) / bare if read else math.nan,
             "slowdown": statistics.median(took[name]) / bare,
             # each batch's reading against that batch's own time under the timer
-            "error_p90": statistics.quantiles(
-                [abs(v - t) / t for v, t in zip(read[name], took[name], strict=True)], n=10
-            )[-1],
+            "error_p90": (
+                statistics.quantiles([abs(v - t) / t for t, v in read], n=10)[-1]
+                if len(read) > 1
+                else math.nan
+            ),
+            "starved": len(pairs[name]) - len(read),
         }
-        for name in names[1:]
-    }
+    return rows
 
 
 def _rounds(text: str) -> int:
@@ -167,15 +173,15 @@ def main() -> None:
             "reads 64 files": reads_files(Path(tmp)),
         }
         print(
-            f"{'generator':<20} {'bare ms':>8} {'timer':<14} {'read/bare':>9} {'slowdown':>9}"
-            f" {'batch error p90':>15}"
+            f"{'generator':<20} {'bare ms':>8} {'timer':<15} {'read/bare':>9} {'slowdown':>9}"
+            f" {'batch error p90':>15} {'no sample':>9}"
         )
         for kind, make in kinds.items():
             for timer, row in compare(make, args.rounds).items():
                 print(
-                    f"{kind:<20} {row['bare_ms']:8.2f} {timer:<14} "
+                    f"{kind:<20} {row['bare_ms']:8.2f} {timer:<15} "
                     f"{row['read_over_bare']:9.2f} {row['slowdown']:9.2f}"
-                    f" {row['error_p90']:15.0%}"
+                    f" {row['error_p90']:15.0%} {row['starved']:>6}/{args.rounds}"
                 )
 
 

@@ -22,22 +22,26 @@ the next call, goes half to where the last sample was (the input ended somewhere
 Error: a sample waits for the GIL, up to the interpreter's switch interval while the loop's
 thread runs Python. At the default 5 ms a sample came about every 6 ms, two in a 12 ms gap,
 each credited with all the time since the one before: a loop spending 11 ms a step in its
-batch read 0, 6, 12 or 18 ms. The sampler therefore sets the switch interval to 0.5 ms for
-the gap (``SWITCH_SECONDS``) and gives the program's back at its end; the same loop then read
-9.7-12.7 ms a step. Each edge of the gap is placed within about a millisecond. Cost: a GIL
-hand-over per sample, whatever the input code does, in the window's gaps only.
+batch read 0, 6, 12 or 18 ms; at 0.5 ms, 9.7-12.7 ms a step. Each edge of a gap is placed
+within about a millisecond.
 
-Some Python never hands the GIL over: a loader class building fraud features per
-transaction kept it for whole 15-28 ms gaps, the sampler waking only once the hot function
-released it, in 13 to 19 of a window's 20 gaps. It calls ``np.zeros`` about every 0.3 ms,
-and NumPy releases the GIL around ``calloc`` for zeroed arrays of 1 KiB or more: each
-release wakes the sampler, the
-loop's thread takes the GIL back first, and since the GIL changed hands the sampler's wait
-never becomes a forced switch (CPython's GIL convoy). Such a gap, with no sample at all,
-is not measured (``GapReading.starved``) rather than read as no input; the loop's record
-says how many there were. A gap with one sample or more is read as before. Python's profile
-hook, used before it, paid for every Python and C call in the gap: a generator making 60,000
-of them per batch read 3-6 times its own time (``benchmarks/gap_timer.py``).
+The switch interval is set to 0.1 ms for each gap (``SWITCH_SECONDS``) and the program's
+given back at its end, because some Python would not hand the GIL over at 0.5 ms or 5 ms: a
+loader class building fraud features kept it through whole 15-28 ms gaps in 13 to 19 of a
+window's 20. It calls ``np.zeros`` about every 0.3 ms, and NumPy releases the GIL around
+``calloc`` for zeroed arrays of 1 KiB or more. Each release wakes the waiting sampler, the
+loop's thread takes the GIL back before it runs, and as the GIL changed hands within the
+sampler's timed wait, the wait never asks for a forced switch (CPython's GIL convoy). A
+wait of 0.1 ms ends between two such releases: no gap of that loop went unsampled, and
+each step read within 0.6 ms of the loader's own clock (``benchmarks/gap_starvation.py``
+shows the convoy). Python that releases the GIL more often still could; a gap with no
+sample at all is not measured (``GapReading.starved``) rather than read as no input, and the
+loop's record says how many there were.
+
+Cost: a GIL hand-over per sample, whatever the input code does, in the window's gaps only.
+Python's profile hook, used before the sampler, paid for every Python and C call in the
+gap: a generator making 60,000 of them per batch read 3-6 times its own time
+(``benchmarks/gap_timer.py``).
 
 A gap that lasts longer than ``limit_seconds`` (the loop ended, and the program went on to
 other work) stops the sampling and is not measured.
@@ -64,8 +68,9 @@ INPUT_METHODS = ("__next__", "__getitem__")
 #: switch interval while the loop's thread runs Python)
 SAMPLE_SECONDS = 0.0005
 #: the interpreter's switch interval while a gap is sampled, seconds: at the default 5 ms a
-#: sample waited about 6 ms for the GIL, two samples in a 12 ms gap (see the docstring)
-SWITCH_SECONDS = 0.0005
+#: sample waited about 6 ms for the GIL, and at 0.5 ms a loop releasing the GIL every 0.3 ms
+#: kept the sampler out of whole gaps (see the docstring)
+SWITCH_SECONDS = 0.0001
 #: frames walked up from a sample towards the loop's frame
 MAX_DEPTH = 64
 #: a gap this long with no sample in it was not measured, rather than measured as no input:
@@ -168,8 +173,8 @@ class GapSampler:
 
     def _shorten_switch(self):
         """Shorten the interpreter's switch interval for the gap, so that a sample waits about
-        half a millisecond for the GIL rather than 5 (the loop's thread hands the GIL over that
-        often only while the sampler asks for it, in the window's gaps)."""
+        0.1 ms for the GIL rather than 5 (the loop's thread hands the GIL over that often
+        only while the sampler asks for it, in the window's gaps)."""
         if self._switch is None and self._switch_to is not None:
             current = sys.getswitchinterval()
             if current > self._switch_to:
