@@ -5,15 +5,18 @@ the GIL for each sample. A loader on the twelfth accuracy set kept it out for wh
 Each case below makes 18 ms "batches" by repeating one small piece of work, in gaps timed
 as the child times them, and counts the gaps with no sample (``GapReading.starved``).
 
-The finding (session 29, on the 2-vCPU Zen 4 VM, nothing else running): ``np.zeros``
-every ~0.24 ms amid plain Python starved it in 19-20 of 20 gaps, ``np.empty`` or the Python alone
-in none. NumPy releases the GIL around ``calloc`` for zeroed arrays of 1 KiB or more
-(``default_calloc`` in its ``alloc.c``; these are 3.75 KiB); each release wakes the sampler,
-the loop's thread takes the GIL back first, and because the GIL changed hands the
-sampler's timed wait never asks for a forced switch. With other programs busy on both
-cores the starvation mostly goes away, so run this on a quiet machine.
+The finding (session 29, on the 2-vCPU Zen 4 VM, nothing else running), with the switch
+interval the sampler set then (0.5 ms): ``np.zeros`` every ~0.24 ms amid plain Python
+starved it in 19-20 of 20 gaps, ``np.empty`` or the Python alone in none. NumPy releases
+the GIL around ``calloc`` for zeroed arrays of 1 KiB or more (``default_calloc`` in its
+``alloc.c``; these are 3.75 KiB); each release wakes the sampler, the loop's thread takes
+the GIL back first, and because the GIL changed hands within the sampler's timed wait, the
+wait never asks for a forced switch. A wait shorter than the time between two releases
+does: the sampler now sets 0.1 ms, and each case runs at 5 ms, 0.5 ms and 0.1 ms. With
+other programs busy on both cores the starvation mostly goes away, so run this on a quiet
+machine.
 
-    .venv/bin/python benchmarks/gap_starvation.py [--gaps 20]
+    .venv/bin/python benchmarks/gap_starvation.py [--gaps 20] [--rounds 2]
 """
 
 from __future__ import annotations
@@ -28,9 +31,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src/tfres/devices/inject"))
-from _tfres_pyinput import GapSampler  # noqa: E402
+from _tfres_pyinput import SWITCH_SECONDS, GapSampler  # noqa: E402
 
 BATCH_SECONDS = 0.018
+#: switch intervals tried in the gaps, seconds: the default, the sampler's until the convoy
+#: was found, and its own since
+SWITCHES = (0.005, 0.0005, SWITCH_SECONDS)
 
 
 def _python() -> float:
@@ -62,7 +68,7 @@ CASES: dict[str, Callable[[], None]] = {
 }
 
 
-def starved_gaps(work: Callable[[], None], gaps: int) -> int:
+def starved_gaps(work: Callable[[], None], gaps: int, switch: float) -> int:
     def batches() -> Iterator[int]:
         while True:
             end = time.perf_counter() + BATCH_SECONDS
@@ -70,7 +76,7 @@ def starved_gaps(work: Callable[[], None], gaps: int) -> int:
                 work()
             yield 0
 
-    gen, timer, starved = batches(), GapSampler(), 0
+    gen, timer, starved = batches(), GapSampler(switch=switch), 0
     for _ in range(gaps):
         timer.start(loop_frame=sys._getframe())
         next(gen)
@@ -95,10 +101,12 @@ def main() -> None:
     parser.add_argument("--gaps", type=_gaps, default=20, help="gaps per case and round (20)")
     parser.add_argument("--rounds", type=_gaps, default=2, help="rounds over the cases (2)")
     args = parser.parse_args()
-    print(f"{'case':<20} {'round':>5} {'starved gaps':>13}")
+    print(f"{'case':<20} {'switch':>7} {'round':>5} {'starved gaps':>13}")
     for round_ in range(1, args.rounds + 1):
         for name, work in CASES.items():
-            print(f"{name:<20} {round_:>5} {starved_gaps(work, args.gaps):>6} of {args.gaps}")
+            for switch in SWITCHES:
+                starved = starved_gaps(work, args.gaps, switch)
+                print(f"{name:<20} {switch * 1e3:>4.1f} ms {round_:>5} {starved:>6} of {args.gaps}")
 
 
 if __name__ == "__main__":
