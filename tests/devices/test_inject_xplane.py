@@ -66,6 +66,26 @@ def test_blocked_in_iterator_get_next_is_input_and_the_rest_of_the_function_comp
     }
 
 
+def test_a_wait_outside_the_function_is_input_and_takes_nothing_from_its_compute(
+    tmp_path: Path,
+) -> None:
+    """The batch fetched before the function runs: the parts still add up to the step (its
+    compute was once reduced by the wait too, and input + compute + other fell short)."""
+    trace = write_trace(
+        tmp_path / "t.xplane.pb",
+        {
+            "python": [("train", 0, 10), ("EagerLocalExecute: __inference_step", 4, 9)],
+            "tf_data_iterator_get_next": [("IteratorGetNextOp::DoCompute", 1, 3)],
+        },
+    )
+    assert only_step(trace) == {
+        "duration_seconds": 10.0,
+        "input_seconds": 2.0,
+        "compute_seconds": 5.0,
+        "other_seconds": 3.0,
+    }
+
+
 def test_the_pipelines_python_outside_the_function_is_input_too(tmp_path: Path) -> None:
     """A generator's Python (a PyFunc on a tf.data thread) holds the GIL the step's own
     Python needs: the step's time outside its function while it runs is input wait. Inside
