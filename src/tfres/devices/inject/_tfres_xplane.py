@@ -163,7 +163,7 @@ def step_breakdown(path):
             # the function's time not blocked in IteratorGetNext (a wait outside the function,
             # as in Keras fetching the batch before the call, is input, not less compute)
             ran = sum(e - s for s, e in running) - sum(overlap(running, s, e) for s, e in blocked)
-            busy = _merged(executes.get(line_id, []) + blocked)
+            busy = _merged(running + blocked)
             # outside the function and the wait, while the pipeline's Python holds the GIL
             gaps = _gaps(busy, start, end)
             gil = sum(overlap(python, s, e) for s, e in gaps)
@@ -175,7 +175,7 @@ def step_breakdown(path):
                 "input_seconds": min(duration, waited + gil) / 1e12,
                 "blocked_seconds": waited / 1e12,
                 "gil_seconds": gil / 1e12,
-                "compute_seconds": max(0, ran) / 1e12,
+                "compute_seconds": ran / 1e12,
                 "other_seconds": max(0, sum(e - s for s, e in gaps) - gil) / 1e12,
                 # the pipeline's work during the step, summed over its threads
                 "pipeline_seconds": sum(overlap(spans, start, end) for spans in pipeline.values())
