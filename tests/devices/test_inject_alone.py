@@ -3,6 +3,7 @@ leaves the training exactly as it would have been; and how the trace reader uses
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -284,6 +285,9 @@ def test_a_loops_call_alone_is_timed_and_leaves_every_variable_as_it_was() -> No
         and _tfres_alone.MIN_CALLS <= len(times) <= _tfres_alone.MAX_CALLS
         and all(t > 0 for t in times)
     )
+    # the process's CPU in a call: more than nothing, less than all cores for all of it
+    assert alone.cpu_seconds is not None
+    assert 0 < alone.cpu_seconds <= 1.5 * max(times) * (os.cpu_count() or 1)
     for v, value in zip(variables, before, strict=True):
         np.testing.assert_array_equal(v.numpy(), value)
     assert notes == []
@@ -337,3 +341,26 @@ def test_a_step_that_waited_gives_the_profilers_cost_up_from_its_input() -> None
     assert _tfres_xplane.summary(out)["profiler_seconds"] == 2.5
     other = dict(steps[0], kind="evaluate")  # no profiler window over evaluate steps
     assert _tfres_xplane.without_profiler([dict(other)], 1.0) == [other]
+
+
+def test_the_profilers_cost_on_a_pipeline_beside_a_step_comes_out_of_its_contention() -> None:
+    # did not wait; ran 3 s above the profiled call alone beside a busy pipeline
+    contended = dict(_step(10, 3.1, 6, 9, pipeline=6), contention_seconds=3.0)
+    alone = _step(10, 0.1, 9, 9)  # nothing beside it: no contention counted
+    steps = [contended, alone]
+    # the profiler added 1 s to each step, 0.25 s of it to the function alone
+    out = _tfres_xplane.without_profiler([dict(s) for s in steps], 1.0, 0.25)
+    assert [s["profiler_seconds"] for s in out] == [1.0, 1.0]
+    # the other 0.75 s slowed the pipeline, which took that much more from the function
+    assert out[0]["input_seconds"] == pytest.approx(2.35)
+    assert out[0]["contention_seconds"] == pytest.approx(2.25)
+    assert out[0]["compute_seconds"] == pytest.approx(5.75)
+    assert out[1]["input_seconds"] == 0.1 and out[1]["compute_seconds"] == 8
+    for s in out:
+        parts = ("input_seconds", "compute_seconds", "other_seconds", "profiler_seconds")
+        assert sum(s[k] for k in parts) == pytest.approx(s["duration_seconds"])
+    # less contention than the cost beside the function: the rest is compute
+    small = dict(_step(10, 0.4, 8.7, 9, pipeline=6), contention_seconds=0.3)
+    (out_small,) = _tfres_xplane.without_profiler([small], 1.0, 0.25)
+    assert out_small["input_seconds"] == pytest.approx(0.1)
+    assert out_small["compute_seconds"] == pytest.approx(8.0)

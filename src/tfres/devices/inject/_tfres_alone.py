@@ -31,6 +31,7 @@ it), or when ``fit`` stopped on SIGUSR1.
 """
 
 import contextlib
+import statistics
 import tempfile
 import time
 
@@ -228,6 +229,8 @@ class LoopCallAlone:
     def __init__(self, function, call, args, kwargs, note):
         self.note = note
         self.times = []
+        #: the process's CPU seconds in a timed call, their mean (None until measured)
+        self.cpu_seconds = None
         self.quiet = None  # as StepAlone.quiet
         self._call = None
         self._function = function
@@ -252,13 +255,19 @@ class LoopCallAlone:
                 % (nbytes >> 20, MAX_COPY_BYTES >> 20)
             )
 
+        cpu = []
+
         def once():
+            begin = time.process_time()
             _sync(call(self._function, *args, **kwargs))
+            cpu.append(time.process_time() - begin)
 
         with _put_back(variables):
             once()  # the first call after the loop may run cold
             self.quiet = _tfres_quiet.wait_for_quiet(budget_seconds)
+            del cpu[:]
             self.times = _calls(once, budget_seconds)
+        self.cpu_seconds = statistics.fmean(cpu)
         return self.times
 
     def _skip(self, why):

@@ -11,6 +11,7 @@ that waited for a tf.data pipeline, or ran while the pipeline's Python ran besid
 import atexit
 import sys
 import threading
+import time
 
 import _tfres_alone
 import _tfres_instrument as core
@@ -49,7 +50,8 @@ class _LoopStats:
         self.name = name
         self.calls = 0
         #: (begin, step seconds, input wait or None, seconds inside the call, from tf.data,
-        #: seconds of the call during which tf.data's Python ran)
+        #: seconds of the call during which tf.data's Python ran, the process's CPU seconds
+        #: during the call)
         self.steps = []
         self.last_end = None
         self.first_start = None
@@ -76,10 +78,12 @@ def _patch_tf_function(tf):
         start = core._clock()
         python_wait = _GAP.stop(sys._getframe())  # Python input since the previous call
         wait, core.INSTRUMENT.iterator_wait = core.INSTRUMENT.iterator_wait, 0.0
+        cpu = _cpu()
         try:
             return original(self, *args, **kwargs)
         finally:
             try:
+                cpu = _cpu() - cpu
                 stats = _loop_call(
                     self,
                     start,
@@ -87,6 +91,7 @@ def _patch_tf_function(tf):
                     wait if wait > 0 else python_wait,
                     wait > 0,
                     loop_frame,
+                    cpu,
                 )
                 if stats.calls == (core.INSTRUMENT.window or core.DEFAULT_WINDOW)[0]:
                     _keep_call(stats, original, args, kwargs)
@@ -96,9 +101,10 @@ def _patch_tf_function(tf):
     cls.__call__ = __call__
 
 
-def _loop_call(fn, start, end, wait, from_tf_data, loop_frame=None):
+def _loop_call(fn, start, end, wait, from_tf_data, loop_frame=None, cpu_seconds=0.0):
     """One call of a tf.function from ``loop_frame``; ``wait``: the input seconds before it
-    (tf.data iterators read, or Python input timed in the gap), None where nothing timed it."""
+    (tf.data iterators read, or Python input timed in the gap), None where nothing timed it;
+    ``cpu_seconds``: the process's CPU time during the call, all its threads."""
     inst = core.INSTRUMENT
     stats = inst.loops.get(id(fn))
     if stats is None:
@@ -115,7 +121,7 @@ def _loop_call(fn, start, end, wait, from_tf_data, loop_frame=None):
     beside = _PIPELINE.take(start, end)
     if len(stats.steps) < _MAX_LOOP_STEPS:
         duration = max(0.0, end - begin - saved)
-        stats.steps.append((begin, duration, wait, end - start, from_tf_data, beside))
+        stats.steps.append((begin, duration, wait, end - start, from_tf_data, beside, cpu_seconds))
     stats.last_end = end
     if not from_tf_data:
         _time_python_input(stats, end - begin, loop_frame)
@@ -155,6 +161,7 @@ def _time_loop_alone():
                 "kind": "loop",
                 "seconds": round(_loop_alone_seconds(hot), 9),
                 "plain_calls_seconds": [round(t, 9) for t in calls],
+                "cpu_seconds": _round(hot.alone.cpu_seconds),
                 **_tfres_quiet.quiet_fields(hot.alone.quiet, core.INSTRUMENT.note),
                 "cost_seconds": round(core._clock() - start, 6),
                 "start_monotonic": start,
@@ -210,6 +217,10 @@ def _loop_alone_seconds(stats):
     return xplane.step_alone_seconds(times) if times else None
 
 
+def _round(value):
+    return None if value is None else round(value, 9)
+
+
 def _hot_loop():
     """The custom loop's step: the tf.function called most (at least core.HOT_CALLS times) in a
     program with no Keras step; None otherwise."""
@@ -228,7 +239,9 @@ def write_steps():
     measured = any(step[2] is not None for step in hot.steps)
     starved = sum(1 for step in hot.steps if getattr(step[2], "starved", False))
     alone = _loop_alone_seconds(hot)
-    for i, (begin, duration, wait, call, from_tf_data, beside) in enumerate(hot.steps):
+    alone_cpu = hot.alone.cpu_seconds if hot.alone is not None else None
+    for i, (begin, duration, wait, call, from_tf_data, beside, cpu) in enumerate(hot.steps):
+        beside = max(beside, xplane.native_beside(cpu, alone_cpu))
         wait = xplane.loop_step_input(_seconds(wait), duration, call, from_tf_data, alone, beside)
         core.INSTRUMENT.step("loop", i, None, begin, duration, input_wait=wait)
     if starved:
@@ -248,6 +261,8 @@ def write_steps():
         )
 
 
+#: the process's CPU seconds, all its threads (CLOCK_PROCESS_CPUTIME_ID: about a microsecond)
+_cpu = time.process_time
 _LOOP_AT_EXIT = []  # type: list
 _GAP = GapSampler(core._clock)
 _PIPELINE = PipelinePython(core._clock)

@@ -1,0 +1,61 @@
+"""A custom loop's steps as the child's hook writes them (`_tfres_loops.write_steps`): what a
+step's call ran above the function alone is input when the pipeline worked beside the call."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tfres.devices.child_env import INJECT_DIR
+
+sys.path.insert(0, str(INJECT_DIR))
+import _tfres_instrument as core  # noqa: E402
+import _tfres_loops as loops  # noqa: E402
+import _tfres_xplane  # noqa: E402, F401  (write_steps imports it by name)
+
+sys.path.remove(str(INJECT_DIR))
+
+
+def _write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[tuple]) -> list[float]:
+    out = tmp_path / "steps.jsonl"
+    env = {core.STEPS_ENV: str(out), core.EVENTS_ENV: str(tmp_path / "events.jsonl")}
+    inst = core.Instrument(env)
+    monkeypatch.setattr(core, "INSTRUMENT", inst)
+    stats = loops._LoopStats("train_step", None)
+    stats.calls = core.HOT_CALLS
+    stats.steps = steps
+    stats.first_start, stats.last_end = steps[0][0], steps[-1][0] + steps[-1][1]
+    # the function alone at exit: 30 ms a call, 35 ms of the process's CPU in it
+    stats.alone = SimpleNamespace(times=[0.030, 0.030, 0.030], cpu_seconds=0.035)
+    inst.loops = {1: stats}
+    loops.write_steps()
+    return [json.loads(line)["input_wait_seconds"] for line in out.read_text().splitlines()]
+
+
+def test_a_step_that_found_its_batch_ready_counts_the_native_work_beside_its_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 50 ms steps over tf.data: next() found a batch ready (0.3 ms); each call ran 40 ms.
+    # (begin, step, wait, call, from tf.data, the pipeline's Python beside, the process's CPU)
+    steps = [
+        (0.00, 0.050, 0.0003, 0.040, True, 0.0, 0.055),  # 20 ms of CPU beside: 40% of it
+        (0.05, 0.050, 0.0003, 0.040, True, 0.0, 0.045),  # 10 ms beside: under a quarter
+        (0.10, 0.050, 0.0003, 0.040, True, 0.015, 0.035),  # the pipeline's Python, 15 ms
+        (0.15, 0.050, 0.0003, 0.040, True, 0.0, 0.030),  # less CPU than alone: none beside
+    ]
+    waits = _write(tmp_path, monkeypatch, steps)
+    # counted: the wait, and the call's 10 ms above the function alone
+    assert waits == pytest.approx([0.0103, 0.0003, 0.0103, 0.0003])
+
+
+def test_a_loop_over_python_input_adds_nothing_for_work_beside_its_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Python input runs on the loop's own thread, between the calls: a busy process during
+    # the call (another thread of the program) is not the loop's input
+    steps = [(0.0, 0.050, 0.010, 0.040, False, 0.0, 0.060)] * 5
+    assert _write(tmp_path, monkeypatch, steps) == pytest.approx([0.010] * 5)
