@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen12/``, each written by a
+For each script of the set (``unseen/`` to ``unseen14/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -281,6 +281,48 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         (),
     ),
     "memory_bird_audio_tagging": ("memory growth", ("memory_growth",), ("--memory-budget", "4GiB")),
+    # unseen13/ and unseen14/: twelve scripts each by two helpers that read none of tfres,
+    # written in session 30; entries from the file names (unseen14's
+    # input_pydataset_leaf_disease shares unseen10's name and entry)
+    "input_fromgen_seismic_events": ("input", ("input_bound",), ()),
+    "input_generator_ecg_arrhythmia": ("input", ("input_bound",), ()),
+    "input_numpyfunc_air_quality": ("input", ("input_bound",), ()),
+    "input_pandas_loop_loan_default": ("input", ("input_bound",), ()),
+    "input_pydataset_knee_mri": ("input", ("input_bound",), ()),
+    "input_tinyfiles_cassava_leaf": ("input", ("input_bound",), ()),
+    "compute_transformer_protein_families": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_unet_flood_mapping": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "startup_inspect_keyword_spotting": ("start-up", ("startup",), ()),
+    "eval_validation_card_fraud": ("evaluation", ("phase_share:Evaluation",), ()),
+    "checkpoint_snapshots_news_recommender": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "memory_residuals_traffic_speed": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "input_numpy_activity_windows": ("input", ("input_bound",), ()),
+    "input_pyfunction_protein_family": ("input", ("input_bound",), ()),
+    "input_sqlite_claims_fraud": ("input", ("input_bound",), ()),
+    "input_textline_smart_meter": ("input", ("input_bound",), ()),
+    "input_tfrecord_satellite_tiles": ("input", ("input_bound",), ()),
+    "compute_conv3d_weather_radar": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_transformer_clinical_notes": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "startup_model_inspect_retail_forecast": ("start-up", ("startup",), ()),
+    "eval_validation_each_epoch_ecg_arrhythmia": ("evaluation", ("phase_share:Evaluation",), ()),
+    "checkpoint_frequent_saves_product_recs": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "memory_swa_snapshots_telecom_churn": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -352,6 +394,18 @@ AB_SCRIPTS = {
         "input_inlineloop_landcover_tiles",
         "input_generator_seismic_events",
         "compute_fit_protein_secondary_structure",
+    ),
+    "unseen13": (
+        "input_pandas_loop_loan_default",
+        "input_fromgen_seismic_events",
+        "input_generator_ecg_arrhythmia",
+        "compute_unet_flood_mapping",
+    ),
+    "unseen14": (
+        "input_sqlite_claims_fraud",
+        "input_pyfunction_protein_family",
+        "input_numpy_activity_windows",
+        "compute_transformer_clinical_notes",
     ),
 }
 
