@@ -93,6 +93,26 @@ for x in ds:
     train_step(x)
 """
 
+EAGER_LOOP = """
+import time
+import keras
+import tensorflow as tf
+
+def slow(i):
+    time.sleep(0.06)
+    return tf.ones((16, 8))
+
+ds = tf.data.Dataset.range(60).map(lambda i: tf.py_function(slow, [i], tf.float32))
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4), keras.layers.Dense(1)])
+optimizer = keras.optimizers.Adam(1e-3)
+
+for x in ds:  # eager: no tf.function on the step
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(model(x) ** 2)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
 PYTHON_LOOP = """
 import time
 import numpy as np
@@ -338,6 +358,21 @@ def test_a_loops_native_map_on_one_core_is_its_input(tmp_path: Path, python: str
     fraction = run_facts(record).input_wait_fraction
     assert fraction is not None and 0.15 < fraction < 0.9, (fraction, waits, durations)
     assert record.extra["step_alone"]["cpu_seconds"] > 0
+
+
+def test_an_eager_loops_steps_end_in_its_optimizer_and_carry_their_tf_data_wait(
+    tmp_path: Path, python: str
+) -> None:
+    record, _ = _run(tmp_path, python, EAGER_LOOP)
+    loop = [s for s in record.steps if s.get("kind") == "loop"]
+    assert len(loop) == 60  # one step per optimizer.apply_gradients
+    # the serial py_function sleeps 60 ms a batch, the eager step takes 10-20 ms of it
+    # (tf.data's own prefetch runs the map beside it): the rest is the wait in next()
+    waits = [s["input_wait_seconds"] for s in loop[5:]]
+    assert statistics.median(waits) > 0.03, waits
+    assert run_facts(record).input_wait_fraction > 0.5
+    assert record.findings[0]["rule"] == "input_bound"
+    assert "training loop" in _names(record)
 
 
 def test_custom_loop_over_a_python_generator_times_its_input_in_the_window(

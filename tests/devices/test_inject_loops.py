@@ -59,3 +59,33 @@ def test_a_loop_over_python_input_adds_nothing_for_work_beside_its_call(
     # the call (another thread of the program) is not the loop's input
     steps = [(0.0, 0.050, 0.010, 0.040, False, 0.0, 0.060)] * 5
     assert _write(tmp_path, monkeypatch, steps) == pytest.approx([0.010] * 5)
+
+
+def test_a_loop_calls_native_pipeline_work_is_the_processs_cpu_above_the_call_alone() -> None:
+    # 42 ms of the process's CPU during a call whose function alone takes 30 ms of CPU
+    assert loops.native_beside(0.042, 0.030) == pytest.approx(0.012)
+    assert loops.native_beside(0.025, 0.030) == 0.0  # less than alone: nothing beside it
+    assert loops.native_beside(0.042, None) == 0.0  # the call alone was not timed
+
+
+def test_an_eager_steps_input_is_its_wait_and_the_pipelines_python_since_the_last_step() -> None:
+    assert loops.eager_step_input(0.004, 0.050, 0.020) == pytest.approx(0.024)
+    assert loops.eager_step_input(0.004, 0.050, 0.090) == 0.050  # never more than the step
+    assert loops.eager_step_input(None, 0.050, 0.020) is None  # no tf.data read: not timed
+
+
+def test_an_eager_loops_steps_count_the_pipelines_python_beside_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (begin, step, wait, call, from tf.data, tf.data's Python CPU since the last step, CPU)
+    steps = [(0.05 * i, 0.050, 0.002, 0.001, True, 0.018, 0.0) for i in range(5)]
+    out = tmp_path / "steps.jsonl"
+    env = {core.STEPS_ENV: str(out), core.EVENTS_ENV: str(tmp_path / "events.jsonl")}
+    monkeypatch.setattr(core, "INSTRUMENT", core.Instrument(env))
+    stats = loops._LoopStats("Adam.apply (an eager loop's step)", None)
+    stats.calls, stats.steps, stats.eager = core.HOT_CALLS, steps, True
+    stats.first_start, stats.last_end = 0.0, 0.25
+    core.INSTRUMENT.loops = {1: stats}
+    loops.write_steps()
+    waits = [json.loads(line)["input_wait_seconds"] for line in out.read_text().splitlines()]
+    assert waits == pytest.approx([0.020] * 5)

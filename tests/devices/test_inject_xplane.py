@@ -212,12 +212,5 @@ def test_a_loop_step_that_waited_for_tf_data_counts_its_calls_slowdown_as_input(
     assert got == (None if expected is None else pytest.approx(expected))
 
 
-def test_a_loop_calls_native_pipeline_work_is_the_processs_cpu_above_the_call_alone() -> None:
-    # 42 ms of the process's CPU during a call whose function alone takes 30 ms of CPU
-    assert xplane.native_beside(0.042, 0.030) == pytest.approx(0.012)
-    assert xplane.native_beside(0.025, 0.030) == 0.0  # less than alone: nothing beside it
-    assert xplane.native_beside(0.042, None) == 0.0  # the call alone was not timed
-
-
 def test_a_loop_steps_input_is_never_more_than_the_step() -> None:
     assert xplane.loop_step_input(0.040, 0.050, 0.035, True, 0.001) == 0.050

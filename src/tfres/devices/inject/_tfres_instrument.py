@@ -257,6 +257,13 @@ def _after_keras(keras, start, end):
     from _tfres_keras import patch_keras
 
     patch_keras(keras, INSTRUMENT)
+    try:
+        import _tfres_loops
+        import tensorflow as tf
+
+        _tfres_loops.patch_optimizer(tf)
+    except Exception as err:  # the loops' tf.functions are still timed
+        INSTRUMENT.failed("timing eager optimizer steps", err)
 
 
 #: frameworks tfres does not instrument, by module: their programs get a phase of their own

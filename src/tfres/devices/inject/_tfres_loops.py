@@ -44,6 +44,7 @@ class _LoopStats:
         "function",
         "alone",
         "saved_mark",
+        "eager",
     )
 
     def __init__(self, name, function):
@@ -58,6 +59,7 @@ class _LoopStats:
         self.function = function
         self.alone = None  # the window's first call, to time alone at exit (_tfres_alone)
         self.saved_mark = core.INSTRUMENT.saved_seconds  # saves before the step are not its own
+        self.eager = False  # an eager loop's optimizer (patch_optimizer), not a tf.function
 
 
 def _patch_tf_function(tf):
@@ -101,14 +103,20 @@ def _patch_tf_function(tf):
     cls.__call__ = __call__
 
 
-def _loop_call(fn, start, end, wait, from_tf_data, loop_frame=None, cpu_seconds=0.0):
+def _loop_call(
+    fn, start, end, wait, from_tf_data, loop_frame=None, cpu_seconds=0.0, name=None, python=None
+):
     """One call of a tf.function from ``loop_frame``; ``wait``: the input seconds before it
     (tf.data iterators read, or Python input timed in the gap), None where nothing timed it;
-    ``cpu_seconds``: the process's CPU time during the call, all its threads."""
+    ``cpu_seconds``: the process's CPU time during the call, all its threads. Without a
+    ``loop_frame`` (an eager loop's step, :func:`patch_optimizer`) no gap is sampled, and
+    ``python``, the CPU seconds of tf.data's Python since the previous step, stands for the
+    pipeline's work beside it."""
     inst = core.INSTRUMENT
     stats = inst.loops.get(id(fn))
     if stats is None:
-        stats = inst.loops[id(fn)] = _LoopStats(getattr(fn, "__name__", "tf.function"), fn)
+        name = name or getattr(fn, "__name__", "tf.function")
+        stats = inst.loops[id(fn)] = _LoopStats(name, fn)
     stats.calls += 1
     # a step runs from the end of the previous call to the end of this one
     if stats.last_end is not None:
@@ -118,14 +126,53 @@ def _loop_call(fn, start, end, wait, from_tf_data, loop_frame=None, cpu_seconds=
     if stats.first_start is None:
         stats.first_start = begin
     saved, stats.saved_mark = inst.saved_seconds - stats.saved_mark, inst.saved_seconds
-    beside = _PIPELINE.take(start, end)
+    beside = _PIPELINE.take(start, end)  # lets go of the spans either way
+    if python is not None:
+        beside = python
     if len(stats.steps) < _MAX_LOOP_STEPS:
         duration = max(0.0, end - begin - saved)
         stats.steps.append((begin, duration, wait, end - start, from_tf_data, beside, cpu_seconds))
     stats.last_end = end
-    if not from_tf_data:
+    if not from_tf_data and loop_frame is not None:
         _time_python_input(stats, end - begin, loop_frame)
     return stats
+
+
+def patch_optimizer(tf):
+    """An eager custom loop (``GradientTape`` with no ``tf.function`` on its step) runs no
+    function to time: each step ends in one ``optimizer.apply`` (``apply_gradients`` calls
+    it), made eagerly, outside ``fit``, on the main thread. Each such call is the step of a
+    loop of its own optimizer, from the end of the previous one; its input wait is the time
+    in ``next()`` of tf.data iterators since then. Calls made while tracing a tf.function
+    (not eager) are not steps: that function's calls are."""
+    from keras.src.optimizers.base_optimizer import BaseOptimizer
+
+    original = BaseOptimizer.apply
+
+    def apply(self, *args, **kwargs):
+        if (
+            getattr(core._IN_KERAS, "depth", 0)
+            or threading.current_thread() is not core._MAIN
+            or not tf.executing_eagerly()
+        ):
+            return original(self, *args, **kwargs)
+        _PIPELINE.start()
+        start = core._clock()
+        wait, core.INSTRUMENT.iterator_wait = core.INSTRUMENT.iterator_wait, 0.0
+        python, _EAGER_MARK[0] = _PIPELINE.cpu_seconds - _EAGER_MARK[0], _PIPELINE.cpu_seconds
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            try:
+                name = "%s.apply (an eager loop's step)" % type(self).__name__
+                waited = wait if wait > 0 else None
+                end = core._clock()
+                stats = _loop_call(self, start, end, waited, wait > 0, name=name, python=python)
+                stats.eager = True
+            except Exception as err:
+                core.INSTRUMENT.failed("timing an eager optimizer step", err)
+
+    BaseOptimizer.apply = apply
 
 
 def _keep_call(stats, call, args, kwargs):
@@ -217,6 +264,28 @@ def _loop_alone_seconds(stats):
     return xplane.step_alone_seconds(times) if times else None
 
 
+def native_beside(cpu_seconds, alone_cpu_seconds):
+    """What the rest of the process did during a loop's call, in CPU seconds: the process's
+    CPU time during the call above the function's own CPU time alone (the mean of its calls
+    at exit, :class:`_tfres_alone.LoopCallAlone`). In a loop over tf.data this is the
+    pipeline's native work on tf.data's threads (a ``map`` of TensorFlow ops refilling the
+    prefetch buffer), which no Python span marks and which takes cores from the call as the
+    pipeline's Python does. 0 where the call alone was not timed."""
+    if alone_cpu_seconds is None or cpu_seconds is None:
+        return 0.0
+    return max(0.0, cpu_seconds - alone_cpu_seconds)
+
+
+def eager_step_input(wait, duration_seconds, python_seconds):
+    """An eager loop's step input: its wait in ``next()``, and the CPU seconds tf.data's
+    Python ran since the previous step. An eager step is Python dispatching ops, and the
+    pipeline's Python holds the GIL it needs: that time is lost to the step (the ops' own
+    kernels let go of the GIL; Python beside them costs nothing, and is over-counted)."""
+    if wait is None:
+        return None
+    return min(duration_seconds, wait + max(0.0, python_seconds))
+
+
 def _round(value):
     return None if value is None else round(value, 9)
 
@@ -241,8 +310,13 @@ def write_steps():
     alone = _loop_alone_seconds(hot)
     alone_cpu = hot.alone.cpu_seconds if hot.alone is not None else None
     for i, (begin, duration, wait, call, from_tf_data, beside, cpu) in enumerate(hot.steps):
-        beside = max(beside, xplane.native_beside(cpu, alone_cpu))
-        wait = xplane.loop_step_input(_seconds(wait), duration, call, from_tf_data, alone, beside)
+        if hot.eager:
+            wait = eager_step_input(_seconds(wait), duration, beside)
+        else:
+            beside = max(beside, native_beside(cpu, alone_cpu))
+            wait = xplane.loop_step_input(
+                _seconds(wait), duration, call, from_tf_data, alone, beside
+            )
         core.INSTRUMENT.step("loop", i, None, begin, duration, input_wait=wait)
     if starved:
         timed = sum(1 for step in hot.steps if isinstance(step[2], GapReading))
@@ -264,5 +338,6 @@ def write_steps():
 #: the process's CPU seconds, all its threads (CLOCK_PROCESS_CPUTIME_ID: about a microsecond)
 _cpu = time.process_time
 _LOOP_AT_EXIT = []  # type: list
+_EAGER_MARK = [0.0]  # tf.data's Python CPU seconds at the last eager step
 _GAP = GapSampler(core._clock)
 _PIPELINE = PipelinePython(core._clock)

@@ -273,6 +273,8 @@ class PipelinePython:
         self._loop_thread = None
         self._running = {}  # thread ident -> start of the py_func it runs now
         self.spans = []  # (start, end) of finished py_funcs, in the order they ended
+        #: the CPU seconds of every finished py_func (its thread's), all threads together
+        self.cpu_seconds = 0.0
 
     @property
     def on(self):
@@ -289,9 +291,11 @@ class PipelinePython:
             if recorder._loop_thread in (None, thread):
                 return original(self, token, device, args)
             running[thread] = clock()
+            cpu = time.thread_time()
             try:
                 return original(self, token, device, args)
             finally:
+                recorder.cpu_seconds += time.thread_time() - cpu  # under the GIL
                 start = running.pop(thread, None)
                 if start is not None and len(spans) < recorder.MAX_SPANS:
                     spans.append((start, clock()))

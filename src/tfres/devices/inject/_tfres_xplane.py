@@ -408,18 +408,6 @@ def window_input(steps, window, alone_calls, plain_calls=()):
     return without_profiler(steps, extra, own), extra
 
 
-def native_beside(cpu_seconds, alone_cpu_seconds):
-    """What the rest of the process did during a loop's call, in CPU seconds: the process's
-    CPU time during the call above the function's own CPU time alone (the mean of its calls
-    at exit, :class:`_tfres_alone.LoopCallAlone`). In a loop over tf.data this is the
-    pipeline's native work on tf.data's threads (a ``map`` of TensorFlow ops refilling the
-    prefetch buffer), which no Python span marks and which takes cores from the call as the
-    pipeline's Python does. 0 where the call alone was not timed."""
-    if alone_cpu_seconds is None or cpu_seconds is None:
-        return 0.0
-    return max(0.0, cpu_seconds - alone_cpu_seconds)
-
-
 def loop_step_input(
     wait, duration_seconds, call_seconds, from_tf_data, alone_seconds, beside_seconds=0.0
 ):
@@ -430,7 +418,8 @@ def loop_step_input(
     ``alone_seconds`` is the loop's function alone on one of its batches (the mean of its
     calls, :func:`step_alone_seconds`; :class:`_tfres_alone.LoopCallAlone`);
     ``beside_seconds``, how long the pipeline worked during the call: its Python's spans
-    (:class:`_tfres_pyinput.PipelinePython`) or its native work (:func:`native_beside`),
+    (:class:`_tfres_pyinput.PipelinePython`) or its native work
+    (:func:`_tfres_loops.native_beside`),
     whichever is more. A tf.data
     pipeline runs on its own threads beside the call (its cores, its Python's hold on the
     GIL), so what the call ran above the call alone is input too when the step waited for it
