@@ -20,7 +20,9 @@ import _tfres_xplane  # noqa: E402, F401  (write_steps imports it by name)
 sys.path.remove(str(INJECT_DIR))
 
 
-def _write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[tuple]) -> list[float]:
+def _write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[tuple], *, eager: bool = False
+) -> list[float]:
     out = tmp_path / "steps.jsonl"
     env = {core.STEPS_ENV: str(out), core.EVENTS_ENV: str(tmp_path / "events.jsonl")}
     inst = core.Instrument(env)
@@ -28,6 +30,7 @@ def _write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[tuple]) 
     stats = loops._LoopStats("train_step", None)
     stats.calls = core.HOT_CALLS
     stats.steps = steps
+    stats.eager = eager
     stats.first_start, stats.last_end = steps[0][0], steps[-1][0] + steps[-1][1]
     # the function alone at exit: 30 ms a call, 35 ms of the process's CPU in it
     stats.alone = SimpleNamespace(times=[0.030, 0.030, 0.030], cpu_seconds=0.035)
@@ -79,13 +82,5 @@ def test_an_eager_loops_steps_count_the_pipelines_python_beside_them(
 ) -> None:
     # (begin, step, wait, call, from tf.data, tf.data's Python CPU since the last step, CPU)
     steps = [(0.05 * i, 0.050, 0.002, 0.001, True, 0.018, 0.0) for i in range(5)]
-    out = tmp_path / "steps.jsonl"
-    env = {core.STEPS_ENV: str(out), core.EVENTS_ENV: str(tmp_path / "events.jsonl")}
-    monkeypatch.setattr(core, "INSTRUMENT", core.Instrument(env))
-    stats = loops._LoopStats("Adam.apply (an eager loop's step)", None)
-    stats.calls, stats.steps, stats.eager = core.HOT_CALLS, steps, True
-    stats.first_start, stats.last_end = 0.0, 0.25
-    core.INSTRUMENT.loops = {1: stats}
-    loops.write_steps()
-    waits = [json.loads(line)["input_wait_seconds"] for line in out.read_text().splitlines()]
-    assert waits == pytest.approx([0.020] * 5)
+    # the function alone plays no part: there is no function to time alone
+    assert _write(tmp_path, monkeypatch, steps, eager=True) == pytest.approx([0.020] * 5)

@@ -45,6 +45,7 @@ class _LoopStats:
         "alone",
         "saved_mark",
         "eager",
+        "python_mark",
     )
 
     def __init__(self, name, function):
@@ -60,6 +61,7 @@ class _LoopStats:
         self.alone = None  # the window's first call, to time alone at exit (_tfres_alone)
         self.saved_mark = core.INSTRUMENT.saved_seconds  # saves before the step are not its own
         self.eager = False  # an eager loop's optimizer (patch_optimizer), not a tf.function
+        self.python_mark = 0.0  # tf.data's Python CPU seconds at its previous eager step
 
 
 def _patch_tf_function(tf):
@@ -110,8 +112,8 @@ def _loop_call(
     (tf.data iterators read, or Python input timed in the gap), None where nothing timed it;
     ``cpu_seconds``: the process's CPU time during the call, all its threads. Without a
     ``loop_frame`` (an eager loop's step, :func:`patch_optimizer`) no gap is sampled, and
-    ``python``, the CPU seconds of tf.data's Python since the previous step, stands for the
-    pipeline's work beside it."""
+    ``python``, the CPU seconds tf.data's Python had run in all when the call began, less
+    what it had at this loop's previous step, stands for the pipeline's work beside it."""
     inst = core.INSTRUMENT
     stats = inst.loops.get(id(fn))
     if stats is None:
@@ -128,7 +130,7 @@ def _loop_call(
     saved, stats.saved_mark = inst.saved_seconds - stats.saved_mark, inst.saved_seconds
     beside = _PIPELINE.take(start, end)  # lets go of the spans either way
     if python is not None:
-        beside = python
+        beside, stats.python_mark = python - stats.python_mark, python
     if len(stats.steps) < _MAX_LOOP_STEPS:
         duration = max(0.0, end - begin - saved)
         stats.steps.append((begin, duration, wait, end - start, from_tf_data, beside, cpu_seconds))
@@ -159,7 +161,7 @@ def patch_optimizer(tf):
         _PIPELINE.start()
         start = core._clock()
         wait, core.INSTRUMENT.iterator_wait = core.INSTRUMENT.iterator_wait, 0.0
-        python, _EAGER_MARK[0] = _PIPELINE.cpu_seconds - _EAGER_MARK[0], _PIPELINE.cpu_seconds
+        python = _PIPELINE.cpu_seconds
         try:
             return original(self, *args, **kwargs)
         finally:
@@ -208,7 +210,7 @@ def _time_loop_alone():
                 "kind": "loop",
                 "seconds": round(_loop_alone_seconds(hot), 9),
                 "plain_calls_seconds": [round(t, 9) for t in calls],
-                "cpu_seconds": _round(hot.alone.cpu_seconds),
+                "cpu_seconds": round(hot.alone.cpu_seconds, 9),
                 **_tfres_quiet.quiet_fields(hot.alone.quiet, core.INSTRUMENT.note),
                 "cost_seconds": round(core._clock() - start, 6),
                 "start_monotonic": start,
@@ -286,10 +288,6 @@ def eager_step_input(wait, duration_seconds, python_seconds):
     return min(duration_seconds, wait + max(0.0, python_seconds))
 
 
-def _round(value):
-    return None if value is None else round(value, 9)
-
-
 def _hot_loop():
     """The custom loop's step: the tf.function called most (at least core.HOT_CALLS times) in a
     program with no Keras step; None otherwise."""
@@ -338,6 +336,5 @@ def write_steps():
 #: the process's CPU seconds, all its threads (CLOCK_PROCESS_CPUTIME_ID: about a microsecond)
 _cpu = time.process_time
 _LOOP_AT_EXIT = []  # type: list
-_EAGER_MARK = [0.0]  # tf.data's Python CPU seconds at the last eager step
 _GAP = GapSampler(core._clock)
 _PIPELINE = PipelinePython(core._clock)
