@@ -443,6 +443,16 @@ AB_SCRIPTS = {
         "input_generator_ecg_arrhythmia",
         "compute_unet_flood_mapping",
     ),
+    "unseen15": (
+        "input_h5gen_seismic",
+        "input_trainonbatch_landcover",
+        "compute_unet_fieldboundary",
+    ),
+    "unseen16": (
+        "input_generator_ad_clicks",
+        "input_tokenizer_support_tickets",
+        "compute_transformer_protein_family",
+    ),
     "unseen14": (
         "input_sqlite_claims_fraud",
         "input_pyfunction_protein_family",
@@ -607,7 +617,7 @@ def main() -> int:
                 row["round"] = round_
                 results["checks"].append(row)
                 _print_check(row)
-        ab = args.ab_scripts.split(",") if args.ab_scripts else AB_SCRIPTS[args.set]
+        ab = args.ab_scripts.split(",") if args.ab_scripts else AB_SCRIPTS.get(args.set, ())
         for name in ab if args.ab else ():
             path = HERE / args.set / f"{name}.py"
             if path.exists():
