@@ -48,6 +48,55 @@ def test_startup_is_information_when_the_training_is_longer() -> None:
     assert run_facts(r).window == (3.1, 9.0)
 
 
+def test_a_long_data_preparation_before_a_steady_training_leaves_the_training_on_top() -> None:
+    # unseen15/input_jsonl_ecommerce: 14 s writing its data, then 4.5 s of fit (1.5 s of it
+    # the first step), each step waiting for input: start-up is most of the run (by twice the
+    # steady work), but the run trained for 13% of it, and its steps are the story
+    r = _hooked(
+        ("import tensorflow", 0.1, 2.0),
+        ("set-up", 2.0, 16.1),
+        ("fit", 16.1, 20.6),
+        ("first step", 16.1, 17.6),
+    )
+    r.elapsed_seconds = 22.9
+    r.steps = [dict(s, kind="fit") for s in S.steps(60, duration=0.05, wait=0.025, t0=17.6)]
+    found = diagnose(r)
+    assert found[0].rule == "input_bound"
+    startup = next(f for f in found if f.rule == "startup")
+    assert startup.severity == "info"
+    assert startup.title == "TensorFlow import and start-up: 16.1 s, 70% of this run"
+
+
+def test_a_smoke_fit_of_a_few_steps_is_still_the_start_ups_story() -> None:
+    # heldout/startup_smoke_fit: two tiny batches after 6 s of start-up
+    r = _hooked(
+        ("import tensorflow", 0.1, 4.0),
+        ("set-up", 4.0, 6.0),
+        ("fit", 6.0, 7.3),
+        ("first step", 6.0, 7.2),
+    )
+    r.elapsed_seconds = 7.5
+    r.steps = [dict(s, kind="fit") for s in S.steps(2, duration=0.05, wait=0.0, t0=7.2)]
+    found = diagnose(r)
+    assert found[0].rule == "startup" and found[0].severity == "warning"
+
+
+def test_a_run_that_only_predicts_is_not_told_to_evaluate_less() -> None:
+    # unseen16/startup_inspect_insurance_claims: start-up, then predicts on a 16,384-row
+    # sample; the work after start-up is all prediction, as it is in any predict-only run
+    r = _hooked(
+        ("import tensorflow", 0.1, 3.2),
+        ("set-up", 3.2, 3.4),
+        ("predict", 3.4, 4.4),
+        ("first predict step", 3.4, 3.5),
+        ("predict", 4.7, 5.1),
+    )
+    r.elapsed_seconds = 6.4
+    found = diagnose(r)
+    assert "phase_share" not in _rules(r)
+    assert found[0].rule == "startup" and found[0].severity == "warning"
+
+
 def test_a_program_without_tensorflow_gets_no_startup_line() -> None:
     r = _hooked(("start-up", 0.05, 9.9))
     assert "startup" not in _rules(r)
