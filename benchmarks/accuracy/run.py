@@ -365,6 +365,47 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("memory_growth",),
         ("--memory-budget", "4GiB"),
     ),
+    # unseen17/ (helper-31) and unseen18/ (helper-32), session 31; entries from the file
+    # names (unseen17's compute_transformer_protein_family and unseen18's
+    # compute_transformer_protein share unseen16's and unseen15's names and entries)
+    "input_generator_loan_default": ("input", ("input_bound",), ()),
+    "input_mirrored_keyword_spotting": ("input", ("input_bound",), ()),
+    "input_pydataset_shelf_images": ("input", ("input_bound",), ()),
+    "input_pyfunc_turbine_scada": ("input", ("input_bound",), ()),
+    "input_tfrecord_satellite_landcover": ("input", ("input_bound",), ()),
+    "input_zip_news_recommender": ("input", ("input_bound",), ()),
+    "compute_conv3d_ct_nodules": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "startup_env_check_fraud_scorer": ("start-up", ("startup",), ()),
+    "eval_full_validation_telecom_churn": ("evaluation", ("phase_share:Evaluation",), ()),
+    "checkpoint_frequent_saves_speech_denoiser": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "memory_recon_log_bearing_anomaly": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "input_hdf5_ecg": ("input", ("input_bound",), ()),
+    "input_iterrows_churn": ("input", ("input_bound",), ()),
+    "input_memmap_seismic": ("input", ("input_bound",), ()),
+    "input_pydataset_satellite": ("input", ("input_bound",), ()),
+    "input_textline_tickets": ("input", ("input_bound",), ()),
+    "input_wav_birdsong": ("input", ("input_bound",), ()),
+    "compute_unet_roots": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "startup_inspect_reranker": ("start-up", ("startup",), ()),
+    "eval_forecast_substation": ("evaluation", ("phase_share:Evaluation",), ()),
+    "checkpoint_wide_ctr": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "memory_gradlog_turbine": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
