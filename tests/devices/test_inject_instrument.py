@@ -93,6 +93,34 @@ for x in ds:
     train_step(x)
 """
 
+MIRRORED_LOOP = """
+import time
+import tensorflow as tf
+
+strategy = tf.distribute.MirroredStrategy()
+
+def slow():
+    while True:
+        time.sleep(0.005)
+        yield tf.ones((8,))
+
+ds = tf.data.Dataset.from_generator(slow, output_signature=tf.TensorSpec((8,), tf.float32))
+dist = strategy.experimental_distribute_dataset(ds.batch(8))
+with strategy.scope():
+    w = tf.Variable(tf.ones((8, 1)))
+
+@tf.function
+def train_step(x):
+    def step(x):
+        w.assign_sub(0.01 * tf.reduce_mean(tf.matmul(x, w)) * tf.ones((8, 1)))
+        return tf.reduce_sum(w)
+    return strategy.reduce("SUM", strategy.run(step, args=(x,)), axis=None)
+
+it = iter(dist)
+for _ in range(30):
+    float(train_step(next(it)))
+"""
+
 EAGER_LOOP = """
 import time
 import keras
@@ -358,6 +386,22 @@ def test_a_loops_native_map_on_one_core_is_its_input(tmp_path: Path, python: str
     fraction = run_facts(record).input_wait_fraction
     assert fraction is not None and 0.15 < fraction < 0.9, (fraction, waits, durations)
     assert record.extra["step_alone"]["cpu_seconds"] > 0
+
+
+def test_a_mirrored_strategy_loop_times_its_distributed_iterator(
+    tmp_path: Path, python: str
+) -> None:
+    """``next()`` of ``strategy.experimental_distribute_dataset``'s iterator reads the
+    workers' tf.data iterators without their ``__next__``: it is timed itself. Each batch is
+    8 sleeps of 5 ms; the step is a small matmul."""
+    record, _ = _run(tmp_path, python, MIRRORED_LOOP)
+    loop = [s for s in record.steps if s.get("kind") == "loop"]
+    assert len(loop) == 30
+    waits = [s["input_wait_seconds"] for s in loop[5:]]
+    assert statistics.median(waits) > 0.02, waits  # not counted twice: each is under a step
+    assert all(w <= s["duration_seconds"] for w, s in zip(waits, loop[5:], strict=True))
+    assert run_facts(record).input_wait_fraction > 0.8
+    assert record.findings[0]["rule"] == "input_bound"
 
 
 def test_an_eager_loops_steps_end_in_its_optimizer_and_carry_their_tf_data_wait(
