@@ -494,6 +494,12 @@ AB_SCRIPTS = {
         "input_tokenizer_support_tickets",
         "compute_transformer_protein_family",
     ),
+    "unseen17": (
+        "input_mirrored_keyword_spotting",
+        "input_zip_news_recommender",
+        "compute_conv3d_ct_nodules",
+    ),
+    "unseen18": ("input_memmap_seismic", "input_iterrows_churn", "compute_unet_roots"),
     "unseen14": (
         "input_sqlite_claims_fraud",
         "input_pyfunction_protein_family",
