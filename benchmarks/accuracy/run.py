@@ -484,6 +484,12 @@ AB_SCRIPTS = {
         "input_generator_ecg_arrhythmia",
         "compute_unet_flood_mapping",
     ),
+    "unseen14": (
+        "input_sqlite_claims_fraud",
+        "input_pyfunction_protein_family",
+        "input_numpy_activity_windows",
+        "compute_transformer_clinical_notes",
+    ),
     "unseen15": (
         "input_h5gen_seismic",
         "input_trainonbatch_landcover",
@@ -500,12 +506,6 @@ AB_SCRIPTS = {
         "compute_conv3d_ct_nodules",
     ),
     "unseen18": ("input_memmap_seismic", "input_iterrows_churn", "compute_unet_roots"),
-    "unseen14": (
-        "input_sqlite_claims_fraud",
-        "input_pyfunction_protein_family",
-        "input_numpy_activity_windows",
-        "compute_transformer_clinical_notes",
-    ),
 }
 
 

@@ -253,14 +253,14 @@ def _time_next(cls):
     original = cls.__next__
 
     def __next__(self):
-        if getattr(_IN_NEXT, "depth", 0):
+        if getattr(_IN_NEXT, "active", False):
             return original(self)
-        _IN_NEXT.depth = 1
+        _IN_NEXT.active = True
         start = core._clock()
         try:
             return original(self)
         finally:
-            _IN_NEXT.depth = 0
+            _IN_NEXT.active = False
             core.INSTRUMENT.iterator_wait += core._clock() - start
 
     cls.__next__ = __next__

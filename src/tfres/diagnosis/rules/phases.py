@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tfres.diagnosis.facts import RunFacts, mean, training_steps
+from tfres.diagnosis.facts import TRAINING_PHASES, RunFacts, mean, training_steps
 from tfres.diagnosis.rules.base import Finding, cores, pct, seconds, span_text
 from tfres.diagnosis.rules.input import INPUT_BOUND_MODERATE
 
@@ -42,7 +42,6 @@ PHASE_DOMINANT_SHARE = 0.40
 PHASE_MIN_WORK_SHARE = 0.10
 #: The phases that are work (everything after start-up that is not "after training").
 WORK_PHASES = ("fit", "training loop", "evaluate", "predict", "model save", "checkpoint save")
-_TRAINING = ("fit", "training loop")
 _EVAL = ("evaluate", "validation", "predict")
 _SAVES = ("model save", "checkpoint save")
 _FIRST_EVAL = ("first evaluate step", "first predict step")
@@ -100,7 +99,7 @@ def _steady_work_seconds(facts: RunFacts) -> float:
 
 def _steady_training_seconds(facts: RunFacts) -> float:
     """Training (``fit``, a custom loop), each second counted once, less its first steps."""
-    return max(0.0, _covered_seconds(facts, _TRAINING) - _total(facts, ("first step",)))
+    return max(0.0, _covered_seconds(facts, TRAINING_PHASES) - _total(facts, ("first step",)))
 
 
 def startup(facts: RunFacts) -> Iterator[Finding]:
@@ -170,7 +169,7 @@ def phase_share(facts: RunFacts) -> Iterator[Finding]:
     run = _run_seconds(facts)
     if work <= 0 or (run and work < PHASE_MIN_WORK_SHARE * run):
         return
-    if not _covered_seconds(facts, _TRAINING):
+    if not _covered_seconds(facts, TRAINING_PHASES):
         return
     for names, first_calls, what, fix in (
         (
