@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen18/``, each written by a
+For each script of the set (``unseen/`` to ``unseen20/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -406,6 +406,48 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("memory_growth",),
         ("--memory-budget", "4GiB"),
     ),
+    # unseen19/ (helper-33) and unseen20/ (helper-34), session 32; entries from the file
+    # names, written before reading the scripts
+    "checkpoint_manager_expression_autoencoder": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_jit_landcover": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_tffunction_protein_stability": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_predict_wind_turbine": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_batch_pyfunc_gps_trajectories": ("input", ("input_bound",), ()),
+    "input_csv_generator_credit_risk": ("input", ("input_bound",), ()),
+    "input_pillow_generator_crop_disease": ("input", ("input_bound",), ()),
+    "input_pyfunc_eager_seismic": ("input", ("input_bound",), ()),
+    "input_textdir_support_tickets": ("input", ("input_bound",), ()),
+    "input_tfrecord_gzip_keywords": ("input", ("input_bound",), ()),
+    "memory_gradient_history_churn": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_keras_reload_fraud_scoring": ("start-up", ("startup",), ()),
+    "checkpoint_frequent_recsys": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_custom_molecule": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_gru_traffic": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_callback_fraud": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_fromgen_pandas_energy": ("input", ("input_bound",), ()),
+    "input_pngdisk_satellite": ("input", ("input_bound",), ()),
+    "input_pydataset_sqlite_claims": ("input", ("input_bound",), ()),
+    "input_pyfunction_vibration": ("input", ("input_bound",), ()),
+    "input_regex_tokenize_support": ("input", ("input_bound",), ()),
+    "input_tfepoch_csv_retail": ("input", ("input_bound",), ()),
+    "memory_cache_augment_ecg": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_inspect_churn": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -506,6 +548,16 @@ AB_SCRIPTS = {
         "compute_conv3d_ct_nodules",
     ),
     "unseen18": ("input_memmap_seismic", "input_iterrows_churn", "compute_unet_roots"),
+    "unseen19": (
+        "input_pyfunc_eager_seismic",
+        "input_pillow_generator_crop_disease",
+        "compute_tffunction_protein_stability",
+    ),
+    "unseen20": (
+        "input_tfepoch_csv_retail",
+        "input_pydataset_sqlite_claims",
+        "compute_gru_traffic",
+    ),
 }
 
 

@@ -141,6 +141,53 @@ for x in ds:  # eager: no tf.function on the step
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
 """
 
+EPOCH_FUNCTION = """
+import time
+import tensorflow as tf
+
+def slow(i):
+    time.sleep(0.015)
+    return tf.ones((16, 64))
+
+ds = tf.data.Dataset.range(30).map(lambda i: tf.py_function(slow, [i], tf.float32))
+w = tf.Variable(tf.ones((64, 64)) * 0.01)
+
+@tf.function
+def train_epoch(dataset):  # the whole epoch in one call: AutoGraph's scan over the dataset
+    total = tf.constant(0.0)
+    for x in dataset:
+        loss = tf.reduce_mean(tf.matmul(tf.ensure_shape(x, (16, 64)), w) ** 2)
+        w.assign_sub(0.001 * tf.ones((64, 64)) * loss)
+        total += loss
+    return total
+
+for epoch in range(4):
+    float(train_epoch(ds))
+"""
+
+ITERATOR_STEP = """
+import time
+import tensorflow as tf
+
+def slow(i):
+    time.sleep(0.01)
+    return tf.ones((16, 64))
+
+ds = tf.data.Dataset.range(10**6).map(lambda i: tf.py_function(slow, [i], tf.float32))
+w = tf.Variable(tf.ones((64, 64)) * 0.01)
+
+@tf.function
+def train_step(iterator):  # as tf.distribute's guides write it: the step reads its batch
+    x = tf.ensure_shape(next(iterator), (16, 64))
+    loss = tf.reduce_mean(tf.matmul(x, w) ** 2)
+    w.assign_sub(0.001 * tf.ones((64, 64)) * loss)
+    return loss
+
+it = iter(ds)
+for step in range(300):
+    float(train_step(it))
+"""
+
 PYTHON_LOOP = """
 import time
 import numpy as np
@@ -401,6 +448,46 @@ def test_a_mirrored_strategy_loop_times_its_distributed_iterator(
     assert statistics.median(waits) > 0.02, waits  # not counted twice: each is under a step
     assert all(w <= s["duration_seconds"] for w, s in zip(waits, loop[5:], strict=True))
     assert run_facts(record).input_wait_fraction > 0.8
+    assert record.findings[0]["rule"] == "input_bound"
+
+
+def test_a_function_that_runs_the_epoch_inside_is_training_with_its_input_read_in_a_trace(
+    tmp_path: Path, python: str
+) -> None:
+    """A tf.function handed its dataset runs a whole epoch a call, four calls in all (fewer
+    than a hot step function's): before, the run read as TensorFlow start-up. Each call is a
+    record; from the second on, the profiler's trace has the loop's reads (a serial
+    ``py_function`` sleeping 15 ms a batch; the step is one small matmul)."""
+    record, _ = _run(tmp_path, python, EPOCH_FUNCTION)
+    loop = [s for s in record.steps if s.get("kind") == "loop"]
+    assert len(loop) == 4
+    # the first call traces; the profiler's 2 s from the second hold it and the next ones
+    assert loop[0].get("input_wait_seconds") is None
+    timed = [s for s in loop if s.get("input_wait_seconds") is not None]
+    assert timed[0] is loop[1]
+    assert all(0.5 * s["duration_seconds"] < s["input_wait_seconds"] for s in timed)
+    assert all(s["input_wait_seconds"] <= s["duration_seconds"] for s in timed)
+    assert record.findings[0]["rule"] == "input_bound"
+    assert "training loop" in _names(record)
+    # start-up is a line of information beside the training, not the run's story
+    assert [f["severity"] for f in record.findings if f["rule"] == "startup"] in ([], ["info"])
+    (note,) = [n for n in record.notes if "reads its data inside the function" in n]
+    assert "from call 2" in note
+
+
+def test_a_step_function_handed_its_iterator_has_its_reads_traced_over_many_calls(
+    tmp_path: Path, python: str
+) -> None:
+    """``next(iterator)`` inside the step: no ``next()`` runs in Python between calls. The
+    profiler runs 2 s from the second call, over a hundred calls; the calls it held carry
+    the share of its time spent in ``IteratorGetNext`` (a py_function sleeping 10 ms)."""
+    record, _ = _run(tmp_path, python, ITERATOR_STEP)
+    loop = [s for s in record.steps if s.get("kind") == "loop"]
+    assert len(loop) == 300
+    timed = [s for s in loop if s.get("input_wait_seconds") is not None]
+    assert timed[0]["step"] == 1 and 50 < len(timed) < 300
+    assert [s["step"] for s in timed] == list(range(1, len(timed) + 1))
+    assert run_facts(record).input_wait_fraction > 0.6
     assert record.findings[0]["rule"] == "input_bound"
 
 

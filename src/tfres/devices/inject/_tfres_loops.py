@@ -6,7 +6,8 @@ between two calls, or the Python input timed in the gap (:mod:`_tfres_pyinput`, 
 loop's statements that make the batch, :mod:`_tfres_feed`); for a step
 that waited for a tf.data pipeline, or ran while the pipeline's Python ran beside its call
 (:class:`_tfres_pyinput.PipelinePython`), also what its call ran above the function alone
-(:class:`_tfres_alone.LoopCallAlone`, :func:`_tfres_xplane.loop_step_input`)."""
+(:class:`_tfres_alone.LoopCallAlone`, :func:`_tfres_xplane.loop_step_input`). A function
+handed its dataset or iterator runs its loop inside each call (:mod:`_tfres_inside`)."""
 
 import atexit
 import sys
@@ -14,6 +15,7 @@ import threading
 import time
 
 import _tfres_alone
+import _tfres_inside
 import _tfres_instrument as core
 import _tfres_quiet
 from _tfres_pyinput import GapReading, GapSampler, PipelinePython
@@ -46,6 +48,8 @@ class _LoopStats:
         "saved_mark",
         "eager",
         "python_mark",
+        "inside",
+        "window",
     )
 
     def __init__(self, name, function):
@@ -62,6 +66,8 @@ class _LoopStats:
         self.saved_mark = core.INSTRUMENT.saved_seconds  # saves before the step are not its own
         self.eager = False  # an eager loop's optimizer (patch_optimizer), not a tf.function
         self.python_mark = 0.0  # tf.data's Python CPU seconds at its previous eager step
+        self.inside = False  # handed its data: its loop runs inside each call (_tfres_inside)
+        self.window = None  # then, the profiler over the start of its second call
 
 
 def _patch_tf_function(tf):
@@ -78,6 +84,9 @@ def _patch_tf_function(tf):
         ):
             return original(self, *args, **kwargs)
         loop_frame = sys._getframe(1)
+        known = core.INSTRUMENT.loops.get(id(self))
+        inside = _tfres_inside.iterates_inside(args, kwargs) if known is None else known.inside
+        _open_inside_window(known)
         _PIPELINE.start()  # tf.data's Python from now on, against the calls (a no-op after)
         start = core._clock()
         python_wait = _GAP.stop(sys._getframe())  # Python input since the previous call
@@ -96,8 +105,9 @@ def _patch_tf_function(tf):
                     wait > 0,
                     loop_frame,
                     cpu,
+                    inside=inside,
                 )
-                if stats.calls == (core.INSTRUMENT.window or core.DEFAULT_WINDOW)[0]:
+                if stats.calls == (core.INSTRUMENT.window or core.DEFAULT_WINDOW)[0] and not inside:
                     _keep_call(stats, original, args, kwargs)
             except Exception as err:
                 core.INSTRUMENT.failed("timing a tf.function", err)
@@ -106,19 +116,30 @@ def _patch_tf_function(tf):
 
 
 def _loop_call(
-    fn, start, end, wait, from_tf_data, loop_frame=None, cpu_seconds=0.0, name=None, python=None
+    fn,
+    start,
+    end,
+    wait,
+    from_tf_data,
+    loop_frame=None,
+    cpu_seconds=0.0,
+    name=None,
+    python=None,
+    inside=False,
 ):
     """One call of a tf.function from ``loop_frame``; ``wait``: the input seconds before it
     (tf.data iterators read, or Python input timed in the gap), None where nothing timed it;
     ``cpu_seconds``: the process's CPU time during the call, all its threads. Without a
     ``loop_frame`` (an eager loop's step, :func:`patch_optimizer`) no gap is sampled, and
     ``python``, the CPU seconds tf.data's Python had run in all when the call began, less
-    what it had at this loop's previous step, stands for the pipeline's work beside it."""
+    what it had at this loop's previous step, stands for the pipeline's work beside it.
+    ``inside``: the function was handed its data (:func:`_tfres_inside.iterates_inside`)."""
     inst = core.INSTRUMENT
     stats = inst.loops.get(id(fn))
     if stats is None:
         name = name or getattr(fn, "__name__", "tf.function")
         stats = inst.loops[id(fn)] = _LoopStats(name, fn)
+        stats.inside = inside
     stats.calls += 1
     # a step runs from the end of the previous call to the end of this one
     if stats.last_end is not None:
@@ -135,7 +156,7 @@ def _loop_call(
         duration = max(0.0, end - begin - saved)
         stats.steps.append((begin, duration, wait, end - start, from_tf_data, beside, cpu_seconds))
     stats.last_end = end
-    if not from_tf_data and loop_frame is not None:
+    if not from_tf_data and loop_frame is not None and not stats.inside:
         _time_python_input(stats, end - begin, loop_frame)
     return stats
 
@@ -175,6 +196,17 @@ def patch_optimizer(tf):
                 core.INSTRUMENT.failed("timing an eager optimizer step", err)
 
     BaseOptimizer.apply = apply
+
+
+def _open_inside_window(stats):
+    """Start the profiler before the second call of the first function handed its data (the
+    first call traced it) in a program with no Keras step (:mod:`_tfres_inside`)."""
+    if stats is None or not stats.inside or stats.calls != 1 or _WINDOWS:
+        return
+    if not core.INSTRUMENT.keras_steps:
+        stats.window = _tfres_inside.CallWindow(clock=core._clock)
+        _WINDOWS.append(stats.window)  # the profiler is one: no other window after it
+        stats.window.begin()
 
 
 def _keep_call(stats, call, args, kwargs):
@@ -298,6 +330,39 @@ def native_beside(cpu_seconds, alone_cpu_seconds):
     return max(0.0, cpu_seconds - alone_cpu_seconds)
 
 
+def _inside_waits(hot):
+    """Each call's input wait, for a function handed its data: the share of the profiler
+    window's time that its loop spent reading its input, over each call the window holds;
+    None for the others (unprofiled). Notes how it was read, or why it was not."""
+    waits = [None] * len(hot.steps)
+    head = (
+        "custom loop %s reads its data inside the function (it is handed a tf.data dataset "
+        "or iterator; %d calls)" % (hot.name, len(hot.steps))
+    )
+    window = hot.window
+    reading = window.reading() if window is not None else None
+    if reading is None:
+        why = "it was called once (the first call traces it)"
+        if window is not None and window.error is not None:
+            why = "the profiler could not run (%s)" % window.error
+        elif window is not None:
+            why = "the profiler saw under %d reads of its input" % _tfres_inside.MIN_READS
+        elif _WINDOWS:
+            why = "the profiler's window went to another function handed its data"
+        core.INSTRUMENT.note("%s; its input wait was not measured: %s" % (head, why))
+        return waits
+    share = reading["input_seconds"] / reading["duration_seconds"]
+    for i, (begin, duration) in enumerate(step[:2] for step in hot.steps):
+        if window.holds(begin, begin + duration):
+            waits[i] = share * duration
+    core.INSTRUMENT.note(
+        "%s; its input wait is read in a profiler trace of %.1f s from call 2: %d reads of "
+        "its input, %.0f%% of the time from one to the next spent in the read"
+        % (head, window.stopped - window.started, reading["steps"] + 1, 100 * share)
+    )
+    return waits
+
+
 def eager_step_input(wait, duration_seconds, python_seconds):
     """An eager loop's step input: its wait in ``next()``, and the CPU seconds tf.data's
     Python ran since the previous step. An eager step is Python dispatching ops, and the
@@ -309,15 +374,28 @@ def eager_step_input(wait, duration_seconds, python_seconds):
 
 
 def _hot_loop():
-    """The custom loop's step: the tf.function called most (at least core.HOT_CALLS times) in a
-    program with no Keras step; None otherwise."""
+    """The custom loop's step, in a program with no Keras step: the tf.function called most
+    (at least core.HOT_CALLS times), unless a function that runs its loop inside
+    (``inside``) took longer in all; None otherwise."""
     if core.INSTRUMENT.keras_steps or not core.INSTRUMENT.loops:
         return None
     hot = max(core.INSTRUMENT.loops.values(), key=lambda s: s.calls)
-    return hot if hot.calls >= core.HOT_CALLS else None
+    hot = hot if hot.calls >= core.HOT_CALLS else None
+    inside = [s for s in core.INSTRUMENT.loops.values() if s.inside and s.steps]
+    if inside:
+        longest = max(inside, key=_total_seconds)
+        if hot is None or _total_seconds(longest) > _total_seconds(hot):
+            return longest
+    return hot
+
+
+def _total_seconds(stats):
+    return sum(step[1] for step in stats.steps)
 
 
 def write_steps():
+    for window in _WINDOWS:
+        window.stop()  # the program ended inside the window
     hot = _hot_loop()
     if hot is None:
         return
@@ -327,8 +405,12 @@ def write_steps():
     starved = sum(1 for step in hot.steps if getattr(step[2], "starved", False))
     alone = _loop_alone_seconds(hot)
     alone_cpu = hot.alone.cpu_seconds if hot.alone is not None else None
+    inside = _inside_waits(hot) if hot.inside else None
     for i, (begin, duration, wait, call, from_tf_data, beside, cpu) in enumerate(hot.steps):
-        if hot.eager:
+        if inside is not None:
+            wait = inside[i]
+            measured = measured or wait is not None
+        elif hot.eager:
             wait = eager_step_input(_seconds(wait), duration, beside)
         else:
             beside = max(beside, native_beside(cpu, alone_cpu))
@@ -346,7 +428,7 @@ def write_steps():
     core.INSTRUMENT.phase("first step", hot.steps[0][0], hot.steps[0][0] + hot.steps[0][1])
     core.INSTRUMENT.phase("training loop", hot.first_start, hot.last_end, function=hot.name)
     core.INSTRUMENT.last_work_end = max(core.INSTRUMENT.last_work_end or 0, hot.last_end)
-    if not measured:
+    if not measured and not hot.inside:
         core.INSTRUMENT.note(
             "custom loop %s: its input wait was not measured (no tf.data iterator was read "
             "between its calls, and no gap in the window was timed)" % hot.name
@@ -356,5 +438,6 @@ def write_steps():
 #: the process's CPU seconds, all its threads (CLOCK_PROCESS_CPUTIME_ID: about a microsecond)
 _cpu = time.process_time
 _LOOP_AT_EXIT = []  # type: list
+_WINDOWS = []  # type: list  # the one profiler window over a function that loops inside
 _GAP = GapSampler(core._clock)
 _PIPELINE = PipelinePython(core._clock)

@@ -1,0 +1,171 @@
+# ruff: noqa: UP004, UP031  (child-side: the style of sitecustomize.py, no tfres imports)
+"""Loops that run inside one ``tf.function``: a custom loop whose function is handed its data.
+
+``@tf.function def train_epoch(dataset): for x, y in dataset: ...`` runs a whole epoch in one
+call: AutoGraph turns the ``for`` into a ``scan`` and a ``reduce`` over the dataset, and
+``for _ in tf.range(n): x, y = next(iterator)`` into a graph loop over ``IteratorGetNext``.
+Python sees one call per epoch, no ``next()`` between steps, and fewer calls than a hot step
+function makes (:data:`_tfres_instrument.HOT_CALLS`): before this module such a program read
+as start-up, its epochs folded into TensorFlow's set-up.
+
+A function called with a ``tf.data`` dataset or iterator among its arguments
+(:func:`iterates_inside`) is such a loop: each call is one record (an epoch, or however many
+batches the call reads), and its second call (the first one traces the function) runs under
+the profiler for :data:`WINDOW_SECONDS` (:class:`CallWindow`). In the trace, each
+read of the loop's input is an event: the ``IteratorGetNext`` op's ``DoCompute``, or, in
+AutoGraph's ``scan``, the ``scan``'s read of the dataset beneath it
+(``ReduceIterator::...::Scan::FiniteTake``). From the start of one read to the start of the
+next is one step; the read is its input wait (:func:`reads_input`).
+"""
+
+import glob
+import os
+import shutil
+import tempfile
+import threading
+
+#: how long the profiler runs over the start of the profiled call: enough for 10-100 steps
+WINDOW_SECONDS = 2.0
+#: reads needed in the window for a reading: three, so two whole steps lie between them
+MIN_READS = 3
+
+
+def iterates_inside(args, kwargs):
+    """Whether a tf.function call's arguments hand it a ``tf.data`` dataset or iterator (a
+    ``tf.distribute`` one included): then its loop, if it has one, runs inside the call."""
+    try:
+        from tensorflow.python.data.ops import dataset_ops, iterator_ops
+    except ImportError:
+        return False
+    kinds = [dataset_ops.DatasetV2, iterator_ops.IteratorBase]
+    try:
+        from tensorflow.python.distribute import input_lib
+
+        kinds += [input_lib.DistributedDatasetInterface, input_lib.DistributedIteratorInterface]
+    except (ImportError, AttributeError):
+        pass
+    kinds = tuple(kinds)
+    return any(isinstance(a, kinds) for a in list(args) + list(kwargs.values()))
+
+
+class CallWindow:
+    """The profiler over :data:`WINDOW_SECONDS` from the start of one call (:meth:`begin`
+    before it): a timer thread stops it, in the call or after it (a call runs in TensorFlow's
+    runtime, the GIL let go; a step function handed an iterator is called again and again
+    meanwhile), or :meth:`stop` does at exit. ``started`` and ``stopped`` bound the window on
+    the hook's clock; ``logdir`` holds the trace once it has stopped. Nothing here raises into
+    the program: a profiler that cannot start or stop leaves ``error`` set."""
+
+    def __init__(self, seconds=WINDOW_SECONDS, clock=None):
+        import time
+
+        self.seconds = seconds
+        self.logdir = None
+        self.error = None
+        self.started = self.stopped = None
+        self._clock = clock or time.perf_counter
+        self._lock = threading.Lock()
+        self._on = False
+        self._timer = None
+
+    def begin(self):
+        import tensorflow as tf
+
+        self.logdir = tempfile.mkdtemp(prefix="tfres-inside-")
+        try:
+            tf.profiler.experimental.start(self.logdir)
+        except Exception as err:  # the user's own profiler session holds it
+            self.error = err
+            return
+        self._on = True
+        self.started = self._clock()
+        self._timer = threading.Timer(self.seconds, self.stop)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def stop(self):
+        if self._timer is not None:
+            self._timer.cancel()
+        with self._lock:
+            if not self._on:
+                return
+            self._on = False
+            self.stopped = self._clock()
+            try:
+                import tensorflow as tf
+
+                tf.profiler.experimental.stop()
+            except Exception as err:
+                self.error = err
+
+    def holds(self, begin, end):
+        """Whether a call from ``begin`` to ``end`` (the hook's clock) ran in the window."""
+        if self.started is None or self.stopped is None:
+            return False
+        return end > self.started and begin < self.stopped
+
+    def reading(self):
+        """:func:`reads_input` of the window's trace, then the trace is removed; None where
+        there is none (the profiler failed, or the window held under :data:`MIN_READS`)."""
+        if self.logdir is None:
+            return None
+        try:
+            found = glob.glob(os.path.join(self.logdir, "plugins", "profile", "*", "*.xplane.pb"))
+            if self.error is not None or not found:
+                return None
+            return reads_input(found[0])
+        finally:
+            shutil.rmtree(self.logdir, ignore_errors=True)
+            self.logdir = None
+
+
+def _is_scan_read(name):
+    """``ReduceIterator::Root::Prefetch::Scan::FiniteTake``: AutoGraph's ``scan`` (the loop's
+    body) reading its dataset, the event right beneath the first ``Scan`` of a ``reduce``."""
+    parts = name.split("::")
+    if parts[0] != "ReduceIterator":
+        return False
+    for i, part in enumerate(parts):
+        if part.startswith("Scan"):
+            return len(parts) == i + 2
+    return False
+
+
+def _is_op_read(name):
+    return name.startswith("IteratorGetNext") and name.endswith("::DoCompute")
+
+
+def reads_input(path):
+    """The loop's reads of its input in the trace at ``path`` (the profiler ran over the
+    window alone): ``{"steps", "duration_seconds", "input_seconds"}`` over the whole steps
+    between the first and the last read (a step from the start of one read to the start of
+    the next, its input the first read), or None with under :data:`MIN_READS` reads."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    with open(path, "rb") as fh:
+        space.ParseFromString(fh.read())
+    reads = []
+    for plane in space.planes:
+        if not plane.name.startswith("/host:"):
+            continue
+        names = plane.event_metadata
+        for line in plane.lines:
+            base = line.timestamp_ns * 1000
+            for ev in line.events:
+                meta = names.get(ev.metadata_id)
+                name = meta.name if meta is not None else ""
+                if _is_op_read(name) or _is_scan_read(name):
+                    start = base + ev.offset_ps
+                    reads.append((start, start + ev.duration_ps))
+    reads.sort()
+    if len(reads) < MIN_READS or reads[-1][0] <= reads[0][0]:
+        return None
+    input_ps = sum(
+        min(end, nxt[0]) - start for (start, end), nxt in zip(reads, reads[1:], strict=False)
+    )
+    return {
+        "steps": len(reads) - 1,
+        "duration_seconds": (reads[-1][0] - reads[0][0]) / 1e12,
+        "input_seconds": input_ps / 1e12,
+    }

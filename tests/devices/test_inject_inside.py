@@ -1,0 +1,99 @@
+"""Loops inside one tf.function (`_tfres_inside`): which calls hand a function its data, and
+the input read from a profiled call's trace, in both forms AutoGraph gives such a loop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tfres.devices.inject import _tfres_inside as inside
+from xplane_traces import write_trace
+
+tf = pytest.importorskip("tensorflow")
+
+SCAN = "ReduceIterator::Root::Prefetch::Scan"
+
+
+def test_a_function_handed_a_dataset_or_an_iterator_iterates_inside() -> None:
+    ds = tf.data.Dataset.range(4).batch(2)
+    assert inside.iterates_inside((ds,), {})
+    assert inside.iterates_inside((), {"batches": iter(ds)})
+    assert inside.iterates_inside((tf.constant(1.0), ds.take(1)), {})
+    # a step handed its batch runs one step a call
+    assert not inside.iterates_inside((tf.constant([1.0]), 3), {"training": True})
+    assert not inside.iterates_inside((), {})
+
+
+def test_autographs_scan_reads_are_the_events_right_beneath_its_first_scan(
+    tmp_path: Path,
+) -> None:
+    """``for x, y in dataset`` in a tf.function: the body is a ``scan`` reduced over the
+    dataset; its read of the dataset beneath it is the input, each 10 ms step reading 4 ms.
+    The pipeline's own work beneath that read, and a user's ``scan`` inside their
+    pipeline, are not reads of the loop."""
+    events = []
+    for i in range(5):
+        t = 10 * i
+        events += [
+            (SCAN, t, t + 10),
+            (SCAN + "::FiniteTake", t, t + 4),
+            (SCAN + "::FiniteTake::MapAndBatch", t, t + 4),
+            (SCAN + "::FiniteTake::Scan::Map", t, t + 3),
+        ]
+    trace = write_trace(tmp_path / "t.xplane.pb", {"tf_data_prefetch": events})
+    reading = inside.reads_input(trace)
+    assert reading is not None
+    assert reading["steps"] == 4  # the whole steps between the first read and the last
+    assert reading["duration_seconds"] == pytest.approx(0.040)
+    assert reading["input_seconds"] == pytest.approx(0.016)
+
+
+def test_a_graph_loops_iterator_get_next_ops_are_its_reads(tmp_path: Path) -> None:
+    """``next(iterator)`` under ``tf.range`` in a tf.function: each step's read is the
+    ``IteratorGetNext`` op; a read that outlasts the next one's start counts up to it."""
+    reads = [
+        ("IteratorGetNextOp::DoCompute", s, e) for s, e in [(0, 6), (8, 9), (12, 20), (20, 21)]
+    ]
+    trace = write_trace(tmp_path / "t.xplane.pb", {"tf_data_iterator_get_next": reads})
+    reading = inside.reads_input(trace)
+    assert reading == pytest.approx({"steps": 3, "duration_seconds": 0.020, "input_seconds": 0.015})
+
+
+def test_under_three_reads_is_no_reading(tmp_path: Path) -> None:
+    trace = write_trace(
+        tmp_path / "t.xplane.pb",
+        {
+            "tf_data": [
+                ("IteratorGetNextOp::DoCompute", 0, 5),
+                ("IteratorGetNextOp::DoCompute", 9, 10),
+            ]
+        },
+    )
+    assert inside.reads_input(trace) is None
+
+
+def test_a_window_whose_profiler_cannot_start_has_no_reading_and_raises_nothing() -> None:
+    """The user's own profiler session holds it: the call runs on, unprofiled."""
+    profiler = tf.profiler.experimental
+    profiler.start(str(Path(__file__).parent))  # any folder: the session is not saved
+    try:
+        window = inside.CallWindow(seconds=0.05)
+        window.begin()
+        window.stop()
+        assert window.error is not None
+        assert window.reading() is None
+        assert not window.holds(0.0, 1e9)
+    finally:
+        profiler.stop(save=False)
+
+
+def test_the_window_holds_the_calls_that_ran_while_the_timer_let_it_run() -> None:
+    ticks = iter([10.0, 12.0])  # started, stopped: the hook's clock
+    window = inside.CallWindow(seconds=0.01, clock=lambda: next(ticks))
+    window.begin()
+    window.stop()
+    assert window.error is None and window.reading() is None  # nothing read in the loop
+    assert not window.holds(8.0, 9.9)  # the call before it
+    assert window.holds(9.9, 11.0) and window.holds(11.5, 13.0)
+    assert not window.holds(12.0, 13.0)  # began once it had stopped
