@@ -25,6 +25,18 @@ def test_a_function_handed_a_dataset_or_an_iterator_iterates_inside() -> None:
     assert not inside.iterates_inside((), {})
 
 
+def test_the_window_holds_a_few_steps_at_the_first_calls_pace_within_its_bounds() -> None:
+    ds = tf.data.Dataset.range(1000).batch(10)  # 100 batches, a length it can tell
+    # a first call of 30 s (tracing and 100 steps): 5 steps at 0.3 s each
+    assert inside.window_seconds(30.0, (ds,), {}) == pytest.approx(1.5)
+    assert inside.window_seconds(2.0, (ds,), {}) == inside.WINDOW_SECONDS  # 0.1 s: the least
+    assert inside.window_seconds(600.0, (), {"d": ds}) == inside.MAX_WINDOW_SECONDS
+    # no length to go by: a generator's dataset, an iterator
+    gen = tf.data.Dataset.from_generator(lambda: iter([1.0]), output_types=tf.float32)
+    assert inside.window_seconds(30.0, (gen,), {}) == inside.WINDOW_SECONDS
+    assert inside.window_seconds(30.0, (iter(ds),), {}) == inside.WINDOW_SECONDS
+
+
 def test_autographs_scan_reads_are_the_events_right_beneath_its_first_scan(
     tmp_path: Path,
 ) -> None:

@@ -461,7 +461,7 @@ def test_a_function_that_runs_the_epoch_inside_is_training_with_its_input_read_i
     record, _ = _run(tmp_path, python, EPOCH_FUNCTION)
     loop = [s for s in record.steps if s.get("kind") == "loop"]
     assert len(loop) == 4
-    # the first call traces; the profiler's 2 s from the second hold it and the next ones
+    # the first call traces; the profiler's window from the second holds it (0.5 s or more)
     assert loop[0].get("input_wait_seconds") is None
     timed = [s for s in loop if s.get("input_wait_seconds") is not None]
     assert timed[0] is loop[1]
@@ -479,13 +479,13 @@ def test_a_step_function_handed_its_iterator_has_its_reads_traced_over_many_call
     tmp_path: Path, python: str
 ) -> None:
     """``next(iterator)`` inside the step: no ``next()`` runs in Python between calls. The
-    profiler runs 2 s from the second call, over a hundred calls; the calls it held carry
+    profiler runs 0.5 s from the second call, over tens of calls; the calls it held carry
     the share of its time spent in ``IteratorGetNext`` (a py_function sleeping 10 ms)."""
     record, _ = _run(tmp_path, python, ITERATOR_STEP)
     loop = [s for s in record.steps if s.get("kind") == "loop"]
     assert len(loop) == 300
     timed = [s for s in loop if s.get("input_wait_seconds") is not None]
-    assert timed[0]["step"] == 1 and 50 < len(timed) < 300
+    assert timed[0]["step"] == 1 and 10 < len(timed) < 300
     assert [s["step"] for s in timed] == list(range(1, len(timed) + 1))
     assert run_facts(record).input_wait_fraction > 0.6
     assert record.findings[0]["rule"] == "input_bound"

@@ -24,8 +24,14 @@ import shutil
 import tempfile
 import threading
 
-#: how long the profiler runs over the start of the profiled call: enough for 10-100 steps
-WINDOW_SECONDS = 2.0
+#: how long the profiler runs from the start of the profiled call, at least and at most. The
+#: trace's size, and the CPU its collection costs, grows with it: over a whole-epoch function
+#: of 15 ms steps a 2 s window cost 2.4 s of CPU a run, 0.5 s cost 0.34 s
+#: (docs/benchmarks/instrumentation.md)
+WINDOW_SECONDS = 0.5
+MAX_WINDOW_SECONDS = 2.0
+#: steps the window should hold where their length can be told (:func:`window_seconds`)
+WINDOW_STEPS = 5
 #: reads needed in the window for a reading: three, so two whole steps lie between them
 MIN_READS = 3
 
@@ -46,6 +52,27 @@ def iterates_inside(args, kwargs):
         pass
     kinds = tuple(kinds)
     return any(isinstance(a, kinds) for a in list(args) + list(kwargs.values()))
+
+
+def window_seconds(first_call_seconds, args, kwargs):
+    """The window for a function whose first call took ``first_call_seconds``: where it was
+    handed a dataset of known length, :data:`WINDOW_STEPS` of its steps at that call's pace
+    (its tracing included: longer, not shorter), within :data:`WINDOW_SECONDS` and
+    :data:`MAX_WINDOW_SECONDS`; else :data:`WINDOW_SECONDS`."""
+    try:
+        from tensorflow.python.data.ops import dataset_ops
+    except ImportError:
+        return WINDOW_SECONDS
+    for arg in list(args) + list(kwargs.values()):
+        if isinstance(arg, dataset_ops.DatasetV2):
+            try:
+                batches = int(arg.cardinality())
+            except Exception:  # a dataset that cannot tell: the default window
+                return WINDOW_SECONDS
+            if batches > 0:
+                pace = WINDOW_STEPS * first_call_seconds / batches
+                return min(MAX_WINDOW_SECONDS, max(WINDOW_SECONDS, pace))
+    return WINDOW_SECONDS
 
 
 class CallWindow:

@@ -86,7 +86,7 @@ def _patch_tf_function(tf):
         loop_frame = sys._getframe(1)
         known = core.INSTRUMENT.loops.get(id(self))
         inside = _tfres_inside.iterates_inside(args, kwargs) if known is None else known.inside
-        _open_inside_window(known)
+        _open_inside_window(known, args, kwargs)
         _PIPELINE.start()  # tf.data's Python from now on, against the calls (a no-op after)
         start = core._clock()
         python_wait = _GAP.stop(sys._getframe())  # Python input since the previous call
@@ -198,15 +198,19 @@ def patch_optimizer(tf):
     BaseOptimizer.apply = apply
 
 
-def _open_inside_window(stats):
+def _open_inside_window(stats, args, kwargs):
     """Start the profiler before the second call of the first function handed its data (the
     first call traced it) in a program with no Keras step (:mod:`_tfres_inside`)."""
     if stats is None or not stats.inside or stats.calls != 1 or _WINDOWS:
         return
-    if not core.INSTRUMENT.keras_steps:
-        stats.window = _tfres_inside.CallWindow(clock=core._clock)
-        _WINDOWS.append(stats.window)  # the profiler is one: no other window after it
-        stats.window.begin()
+    try:
+        if not core.INSTRUMENT.keras_steps:
+            seconds = _tfres_inside.window_seconds(stats.steps[0][1], args, kwargs)
+            stats.window = _tfres_inside.CallWindow(seconds, clock=core._clock)
+            _WINDOWS.append(stats.window)  # the profiler is one: no other window after it
+            stats.window.begin()
+    except Exception as err:  # the call runs on, unprofiled
+        core.INSTRUMENT.failed("starting the profiler over a loop inside a tf.function", err)
 
 
 def _keep_call(stats, call, args, kwargs):
