@@ -24,6 +24,11 @@ import shutil
 import tempfile
 import threading
 
+if __package__:  # tfres's own import (the tests)
+    from . import _tfres_xplane
+else:  # the child's: the inject folder is on its path
+    import _tfres_xplane  # type: ignore[no-redef]
+
 #: how long the profiler runs from the start of the profiled call, at least and at most. The
 #: trace's size, and the CPU its collection costs, grows with it: over a whole-epoch function
 #: of 15 ms steps a 2 s window cost 2.4 s of CPU a run, 0.5 s cost 0.34 s
@@ -167,24 +172,11 @@ def reads_input(path):
     window alone): ``{"steps", "duration_seconds", "input_seconds"}`` over the whole steps
     between the first and the last read (a step from the start of one read to the start of
     the next, its input the first read), or None with under :data:`MIN_READS` reads."""
-    from tensorflow.tsl.profiler.protobuf import xplane_pb2
-
-    space = xplane_pb2.XSpace()
-    with open(path, "rb") as fh:
-        space.ParseFromString(fh.read())
     reads = []
-    for plane in space.planes:
-        if not plane.name.startswith("/host:"):
-            continue
-        names = plane.event_metadata
-        for line in plane.lines:
-            base = line.timestamp_ns * 1000
-            for ev in line.events:
-                meta = names.get(ev.metadata_id)
-                name = meta.name if meta is not None else ""
-                if _is_op_read(name) or _is_scan_read(name):
-                    start = base + ev.offset_ps
-                    reads.append((start, start + ev.duration_ps))
+    for plane in _tfres_xplane.host_planes(path):
+        for name, _, _, start, end, _ in _tfres_xplane.plane_events(plane):
+            if _is_op_read(name) or _is_scan_read(name):
+                reads.append((start, end))
     reads.sort()
     if len(reads) < MIN_READS or reads[-1][0] <= reads[0][0]:
         return None

@@ -98,7 +98,7 @@ def _is_pipeline_op(name, line_name):
     return line_name.startswith("tf_data") and ":" in name and "::" not in name
 
 
-def _events(plane):
+def plane_events(plane):
     """(name, stats, start_ps, end_ps, line_id) for every event of a plane."""
     names = plane.event_metadata
     stat_names = plane.stat_metadata
@@ -119,19 +119,22 @@ def _step_num(ev, stat_names):
     return None
 
 
-def step_breakdown(path):
-    """``[{kind, step, duration_seconds, input_seconds, compute_seconds, other_seconds}]``
-    for every step marker of the host plane of the trace at ``path``, in time order."""
+def host_planes(path):
+    """The host planes of the trace at ``path`` (``/host:CPU``)."""
     space = _xplane_pb2().XSpace()
     with open(path, "rb") as fh:
         space.ParseFromString(fh.read())
+    return [plane for plane in space.planes if plane.name.startswith("/host:")]
+
+
+def step_breakdown(path):
+    """``[{kind, step, duration_seconds, input_seconds, compute_seconds, other_seconds}]``
+    for every step marker of the host plane of the trace at ``path``, in time order."""
     steps = []
-    for plane in space.planes:
-        if not plane.name.startswith("/host:"):
-            continue
+    for plane in host_planes(path):
         markers, inputs, executes, python, calls, pipeline = [], [], {}, [], {}, {}
         line_names = {line.id: line.name for line in plane.lines}
-        for name, ev, stat_names, start, end, line_id in _events(plane):
+        for name, ev, stat_names, start, end, line_id in plane_events(plane):
             if name in _STEP_NAMES:
                 num = _step_num(ev, stat_names)
                 if num is not None:
