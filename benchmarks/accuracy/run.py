@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen20/``, each written by a
+For each script of the set (``unseen/`` to ``unseen22/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -448,6 +448,48 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_inspect_churn": ("start-up", ("startup",), ()),
+    # unseen21/ (helper-35) and unseen22/ (helper-36), session 32; entries from the file
+    # names, written before reading the scripts (unseen22's compute_transformer_protein
+    # shares unseen18's name and entry)
+    "checkpoint_weights_epoch_ctr": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_conv_spe_wafer_maps": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_mirrored_loop_seismic": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_bigval_ticket_routing": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_cache_augment_croptiles": ("input", ("input_bound",), ()),
+    "input_csv_taxi_fares": ("input", ("input_bound",), ()),
+    "input_epoch_loop_retail_demand": ("input", ("input_bound",), ()),
+    "input_interleave_generator_ecg": ("input", ("input_bound",), ()),
+    "input_jpeg_files_herbarium": ("input", ("input_bound",), ()),
+    "input_pydataset_npy_birdsong": ("input", ("input_bound",), ()),
+    "memory_probe_history_windfarm": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_strategy_inspect_radiology": ("start-up", ("startup",), ()),
+    "checkpoint_embedding_adclick": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_xla_heat_surrogate": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_multimetric_defects": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_distribute_pyfunc_traffic": ("input", ("input_bound",), ()),
+    "input_generator_satellite": ("input", ("input_bound",), ()),
+    "input_numpy_function_histology": ("input", ("input_bound",), ()),
+    "input_pandas_groupby_churn": ("input", ("input_bound",), ()),
+    "input_pydataset_zip_claims": ("input", ("input_bound",), ()),
+    "input_tfrecord_sequence_turbine": ("input", ("input_bound",), ()),
+    "memory_debug_cache_radar": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_export_smoke_pricing": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -557,6 +599,16 @@ AB_SCRIPTS = {
         "input_tfepoch_csv_retail",
         "input_pydataset_sqlite_claims",
         "compute_gru_traffic",
+    ),
+    "unseen21": (
+        "input_epoch_loop_retail_demand",
+        "input_interleave_generator_ecg",
+        "compute_mirrored_loop_seismic",
+    ),
+    "unseen22": (
+        "input_distribute_pyfunc_traffic",
+        "input_pydataset_zip_claims",
+        "compute_xla_heat_surrogate",
     ),
 }
 
