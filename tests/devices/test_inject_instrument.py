@@ -188,6 +188,31 @@ for step in range(300):
     float(train_step(it))
 """
 
+LOOP_WITH_EVALUATE = """
+import keras
+import numpy as np
+import tensorflow as tf
+
+x = np.random.rand(256, 32).astype("float32")
+y = np.random.rand(256, 1).astype("float32")
+model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(64), keras.layers.Dense(1)])
+model.compile(loss="mse")
+optimizer = keras.optimizers.Adam(1e-3)
+
+@tf.function
+def train_step(xb, yb):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(xb) - yb) ** 2)
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                  model.trainable_variables))
+    return loss
+
+for epoch in range(2):
+    for i in range(0, 256, 16):
+        float(train_step(x[i:i + 16], y[i:i + 16]))
+    model.evaluate(x, y, batch_size=16, verbose=0)  # Keras steps, not the training
+"""
+
 PYTHON_LOOP = """
 import time
 import numpy as np
@@ -489,6 +514,19 @@ def test_a_step_function_handed_its_iterator_has_its_reads_traced_over_many_call
     assert [s["step"] for s in timed] == list(range(1, len(timed) + 1))
     assert run_facts(record).input_wait_fraction > 0.6
     assert record.findings[0]["rule"] == "input_bound"
+
+
+def test_a_custom_loop_that_evaluates_with_keras_keeps_its_training_steps(
+    tmp_path: Path, python: str
+) -> None:
+    """``model.evaluate`` each epoch makes Keras steps; the loop's calls are still the
+    training. Before, any Keras step hid the loop: the run had evaluate steps only and read
+    as start-up (``unseen22/eval_multimetric_defects``)."""
+    record, _ = _run(tmp_path, python, LOOP_WITH_EVALUATE)
+    kinds = [s.get("kind") for s in record.steps]
+    assert kinds.count("loop") == 32 and kinds.count("evaluate") == 32
+    names = _names(record)
+    assert "training loop" in names and "evaluate" in names
 
 
 def test_an_eager_loops_steps_end_in_its_optimizer_and_carry_their_tf_data_wait(

@@ -74,7 +74,7 @@ class Instrument:
         self.first_step = None
         self.last_work_end = None
         self.tf_import_end = None
-        self.keras_steps = 0
+        self.fit_steps = 0  # Keras fit steps: with any, no custom loop is the training
         self.window = _parse_window(env.get(PROFILE_ENV), self)
         self.profile_dir = env.get(PROFILE_DIR_ENV) or None
         self.checkpoint = env.get(CHECKPOINT_ENV) or None

@@ -214,7 +214,8 @@ def _callback_class(keras, inst):
             self.open = None
             _end_step()
             per = int(getattr(self.model, "steps_per_execution", 1) or 1) if self.model else 1
-            inst.keras_steps += 1
+            if kind == "fit":  # a custom loop that runs evaluate() is still the training
+                inst.fit_steps += 1
             duration = max(0.0, now - start - (inst.saved_seconds - saved))
             inst.step(kind, index, epoch, start, duration, batches=per)
             if kind == "fit" and _WINDOW:

@@ -200,11 +200,11 @@ def patch_optimizer(tf):
 
 def _open_inside_window(stats, args, kwargs):
     """Start the profiler before the second call of the first function handed its data (the
-    first call traced it) in a program with no Keras step (:mod:`_tfres_inside`)."""
+    first call traced it) in a program with no Keras fit step (:mod:`_tfres_inside`)."""
     if stats is None or not stats.inside or stats.calls != 1 or _WINDOWS:
         return
     try:
-        if not core.INSTRUMENT.keras_steps:
+        if not core.INSTRUMENT.fit_steps:
             seconds = _tfres_inside.window_seconds(stats.steps[0][1], args, kwargs)
             stats.window = _tfres_inside.CallWindow(seconds, clock=core._clock)
             _WINDOWS.append(stats.window)  # the profiler is one: no other window after it
@@ -261,7 +261,7 @@ def _time_python_input(stats, step_seconds, loop_frame):
     read a tf.data iterator has its input timed in ``next()``: its gaps are not sampled (the
     sampler would only contend for the GIL with the pipeline's Python)."""
     first, last = core.INSTRUMENT.window or core.DEFAULT_WINDOW
-    if core.INSTRUMENT.keras_steps or not first <= stats.calls <= last:
+    if core.INSTRUMENT.fit_steps or not first <= stats.calls <= last:
         return
     _GAP.start(max(2.0, 20 * step_seconds), loop_frame)
 
@@ -378,10 +378,10 @@ def eager_step_input(wait, duration_seconds, python_seconds):
 
 
 def _hot_loop():
-    """The custom loop's step, in a program with no Keras step: the tf.function called most
+    """The custom loop's step, in a program with no Keras fit step: the tf.function called most
     (at least core.HOT_CALLS times), unless a function that runs its loop inside
     (``inside``) took longer in all; None otherwise."""
-    if core.INSTRUMENT.keras_steps or not core.INSTRUMENT.loops:
+    if core.INSTRUMENT.fit_steps or not core.INSTRUMENT.loops:
         return None
     hot = max(core.INSTRUMENT.loops.values(), key=lambda s: s.calls)
     hot = hot if hot.calls >= core.HOT_CALLS else None
