@@ -18,8 +18,6 @@ AutoGraph's ``scan``, the ``scan``'s read of the dataset beneath it
 next is one step; the read is its input wait (:func:`reads_input`).
 """
 
-import glob
-import os
 import shutil
 import tempfile
 import threading
@@ -142,10 +140,10 @@ class CallWindow:
         if self.logdir is None:
             return None
         try:
-            found = glob.glob(os.path.join(self.logdir, "plugins", "profile", "*", "*.xplane.pb"))
-            if self.error is not None or not found:
+            found = _tfres_xplane.latest_xplane(self.logdir)
+            if self.error is not None or found is None:
                 return None
-            return reads_input(found[0])
+            return reads_input(found)
         finally:
             shutil.rmtree(self.logdir, ignore_errors=True)
             self.logdir = None
@@ -163,10 +161,6 @@ def _is_scan_read(name):
     return False
 
 
-def _is_op_read(name):
-    return name.startswith("IteratorGetNext") and name.endswith("::DoCompute")
-
-
 def reads_input(path):
     """The loop's reads of its input in the trace at ``path`` (the profiler ran over the
     window alone): ``{"steps", "duration_seconds", "input_seconds"}`` over the whole steps
@@ -175,7 +169,7 @@ def reads_input(path):
     reads = []
     for plane in _tfres_xplane.host_planes(path):
         for name, _, _, start, end, _ in _tfres_xplane.plane_events(plane):
-            if _is_op_read(name) or _is_scan_read(name):
+            if _tfres_xplane.is_iterator_read(name) or _is_scan_read(name):
                 reads.append((start, end))
     reads.sort()
     if len(reads) < MIN_READS or reads[-1][0] <= reads[0][0]:

@@ -413,7 +413,6 @@ def write_steps():
     for i, (begin, duration, wait, call, from_tf_data, beside, cpu) in enumerate(hot.steps):
         if inside is not None:
             wait = inside[i]
-            measured = measured or wait is not None
         elif hot.eager:
             wait = eager_step_input(_seconds(wait), duration, beside)
         else:

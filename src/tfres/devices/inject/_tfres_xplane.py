@@ -98,6 +98,12 @@ def _is_pipeline_op(name, line_name):
     return line_name.startswith("tf_data") and ":" in name and "::" not in name
 
 
+def is_iterator_read(name):
+    """An ``IteratorGetNext*`` op's ``DoCompute``: a graph waiting for tf.data's next
+    element."""
+    return name.startswith("IteratorGetNext") and name.endswith("::DoCompute")
+
+
 def plane_events(plane):
     """(name, stats, start_ps, end_ps, line_id) for every event of a plane."""
     names = plane.event_metadata
@@ -139,7 +145,7 @@ def step_breakdown(path):
                 num = _step_num(ev, stat_names)
                 if num is not None:
                     markers.append((start, end, name, num, line_id))
-            elif name.startswith("IteratorGetNext") and name.endswith("::DoCompute"):
+            elif is_iterator_read(name):
                 inputs.append((start, end))
             elif name == CALL_MARKER:
                 calls.setdefault(line_id, []).append((start, end))
