@@ -100,6 +100,19 @@ def test_a_window_whose_profiler_cannot_start_has_no_reading_and_raises_nothing(
         profiler.stop(save=False)
 
 
+def test_a_trace_that_cannot_be_read_leaves_an_error_not_an_exception(tmp_path: Path) -> None:
+    """A trace cut short (the program killed while it was written): the loop's steps are
+    still written, with a note, by the caller."""
+    window = inside.CallWindow(seconds=0.01)
+    window.logdir = str(tmp_path)
+    cut = tmp_path / "plugins" / "profile" / "run" / "host.xplane.pb"
+    cut.parent.mkdir(parents=True)
+    cut.write_bytes(b"\x0a\xff\xff\xff")  # a field that claims more bytes than follow
+    assert window.reading() is None
+    assert window.error is not None
+    assert not tmp_path.exists()  # the trace is removed either way
+
+
 def test_the_window_holds_the_calls_that_ran_while_the_timer_let_it_run() -> None:
     ticks = iter([10.0, 12.0])  # started, stopped: the hook's clock
     window = inside.CallWindow(seconds=0.01, clock=lambda: next(ticks))

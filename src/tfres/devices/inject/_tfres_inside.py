@@ -136,7 +136,9 @@ class CallWindow:
 
     def reading(self):
         """:func:`reads_input` of the window's trace, then the trace is removed; None where
-        there is none (the profiler failed, or the window held under :data:`MIN_READS`)."""
+        there is none (the profiler failed, or the window held under :data:`MIN_READS`). A
+        trace that cannot be read (cut short, corrupt) leaves ``error`` set: the loop's
+        steps are written all the same."""
         if self.logdir is None:
             return None
         try:
@@ -144,6 +146,9 @@ class CallWindow:
             if self.error is not None or found is None:
                 return None
             return reads_input(found)
+        except Exception as err:
+            self.error = err
+            return None
         finally:
             shutil.rmtree(self.logdir, ignore_errors=True)
             self.logdir = None

@@ -348,7 +348,7 @@ def _inside_waits(hot):
     if reading is None:
         why = "it was called once (the first call traces it)"
         if window is not None and window.error is not None:
-            why = "the profiler could not run (%s)" % window.error
+            why = "the profiler or its trace failed (%s)" % window.error
         elif window is not None:
             why = "the profiler saw under %d reads of its input" % _tfres_inside.MIN_READS
         elif _WINDOWS:
