@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tfres.devices.inject import _tfres_alone, _tfres_xplane
+from tfres.devices.inject import _tfres_alone, _tfres_cached, _tfres_xplane
 
 tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
@@ -233,21 +233,6 @@ def test_a_step_no_slower_than_alone_or_no_timing_is_read_as_traced() -> None:
     assert _tfres_xplane.with_step_alone([dict(untimed)], [1.0]) == [untimed]
 
 
-@pytest.mark.parametrize(
-    "spec_shape, batch_shape",
-    [((16, 7), (16, 7)), ((None, 7), (16, 7)), ((None, None), (16, 7)), ((16, None), (16, 7))],
-)
-def test_the_cached_batches_keep_the_iterators_element_spec(
-    spec_shape: tuple[int | None, ...], batch_shape: tuple[int, ...]
-) -> None:
-    spec = (tf.TensorSpec(spec_shape, tf.float32), tf.TensorSpec(spec_shape[:1], tf.int64))
-    batch = (tf.ones(batch_shape), tf.zeros(batch_shape[:1], tf.int64))
-    cached = _tfres_alone._cached(tf, [batch, batch], spec)
-    assert cached.element_spec == spec
-    got = list(cached.take(3))
-    assert len(got) == 3 and all(x.shape == batch_shape for x, _ in got)
-
-
 def _loop_step() -> tuple[Any, Any, Any]:
     """A custom loop's train step (Keras model, optimizer, metric) and one batch."""
     model = _model()
@@ -294,19 +279,67 @@ def test_a_loops_call_alone_is_timed_and_leaves_every_variable_as_it_was() -> No
     assert alone.measure(0.5) is None  # once: the arguments were let go
 
 
-def test_a_loop_whose_function_reads_its_own_iterator_is_not_timed() -> None:
+def test_a_loop_whose_function_reads_its_own_iterator_is_timed_on_a_cached_batch() -> None:
+    """``next(iterator)`` inside the function: timed as it was, the call alone would read
+    the user's pipeline (a ``py_function`` counting its batches here) and carry its cost."""
+    from tensorflow.python.data.ops import iterator_ops
+
+    _tfres_cached.track(iterator_ops.OwnedIterator)
+    read = [0]
+
+    def count(x: Any) -> Any:
+        read[0] += 1
+        return x
+
+    data = _data().map(lambda x, y: (tf.py_function(count, [x], tf.float32), y))
+    data = data.map(lambda x, y: (tf.ensure_shape(x, (None, 8)), y))
+    iterator = iter(data)
+    model = _model()
+
+    @tf.function
+    def train_epoch() -> Any:
+        total = tf.constant(0.0)
+        for _ in tf.range(5):
+            x, y = next(iterator)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True)))
+            grads = tape.gradient(loss, model.trainable_variables)
+            model.optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+            total += loss
+        return total
+
+    train_epoch()
+    variables = train_epoch.get_concrete_function().variables
+    before = [v.numpy().copy() for v in variables]
+    notes: list[str] = []
+    alone = _tfres_alone.LoopCallAlone(
+        train_epoch, type(train_epoch).__call__, (), {}, notes.append
+    )
+    read_before = read[0]
+    times = alone.measure(0.2)
+    assert times is not None and len(times) >= _tfres_alone.MIN_CALLS and notes == []
+    assert alone.reads_input
+    # one batch taken from the iterator at set-up, and what its prefetch pulled: not 5 a call
+    assert read[0] - read_before < 5 * len(times)
+    for v, value in zip(variables, before, strict=True):
+        np.testing.assert_array_equal(v.numpy(), value)
+
+
+def test_a_loop_handed_an_object_it_cannot_call_again_on_is_not_timed() -> None:
+    class Batches:  # a user's own class: what calling again would read is unknown
+        pass
+
     notes: list[str] = []
 
     @tf.function
-    def train_step(iterator: Any) -> Any:
-        return tf.reduce_sum(next(iterator)[0])
+    def train_step(batches: Any) -> Any:
+        return tf.constant(1.0)
 
-    iterator = iter(_data())
     alone = _tfres_alone.LoopCallAlone(
-        train_step, type(train_step).__call__, (iterator,), {}, notes.append
+        train_step, type(train_step).__call__, (Batches(),), {}, notes.append
     )
     assert alone.measure(0.5) is None
-    assert len(notes) == 1 and "an argument is a OwnedIterator" in notes[0]
+    assert len(notes) == 1 and "an argument is a Batches" in notes[0]
 
 
 def test_the_profilers_cost_is_the_windows_median_step_above_the_unprofiled_ones() -> None:

@@ -122,3 +122,21 @@ def test_the_window_holds_the_calls_that_ran_while_the_timer_let_it_run() -> Non
     assert not window.holds(8.0, 9.9)  # the call before it
     assert window.holds(9.9, 11.0) and window.holds(11.5, 13.0)
     assert not window.holds(12.0, 13.0)  # began once it had stopped
+
+
+def test_a_calls_input_is_what_it_ran_above_the_call_alone_when_its_pipeline_worked() -> None:
+    # a 2.0 s call (2.1 s with the loop's Python around it) whose function alone takes 1.2 s
+    # waited in its reads (the window's share: 0.3 s) or found its batches ready while the
+    # pipeline worked beside it (1.5 s of it): either way it lost 0.8 s to its input
+    assert inside.call_input(0.3, 2.1, 2.0, 1.2, 0.0) == pytest.approx(0.8)
+    assert inside.call_input(None, 2.1, 2.0, 1.2, 1.5) == pytest.approx(0.8)
+    # the wait read in the window is more than the call ran above alone: the wait stands
+    assert inside.call_input(1.0, 2.1, 2.0, 1.2, 1.5) == pytest.approx(1.0)
+    # no wait and little pipeline beside it: whatever slowed it is not its input
+    assert inside.call_input(0.0, 2.1, 2.0, 1.2, 0.2) == 0.0
+    assert inside.call_input(None, 2.1, 2.0, 1.2, 0.2) is None
+    # the call alone not timed: the window's share as read, or nothing
+    assert inside.call_input(0.3, 2.1, 2.0, None, 1.5) == 0.3
+    assert inside.call_input(None, 2.1, 2.0, None, 1.5) is None
+    # faster than alone: nothing above it
+    assert inside.call_input(None, 2.1, 1.0, 1.2, 1.5) == 0.0

@@ -13,6 +13,7 @@ import pytest
 from tfres.devices.child_env import INJECT_DIR
 
 sys.path.insert(0, str(INJECT_DIR))
+import _tfres_alone  # noqa: E402
 import _tfres_instrument as core  # noqa: E402
 import _tfres_loops as loops  # noqa: E402
 import _tfres_xplane  # noqa: E402, F401  (write_steps imports it by name)
@@ -21,7 +22,12 @@ sys.path.remove(str(INJECT_DIR))
 
 
 def _write(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[tuple], *, eager: bool = False
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    steps: list[tuple],
+    *,
+    eager: bool = False,
+    reads_input: bool = False,
 ) -> list[float]:
     out = tmp_path / "steps.jsonl"
     env = {core.STEPS_ENV: str(out), core.EVENTS_ENV: str(tmp_path / "events.jsonl")}
@@ -33,10 +39,12 @@ def _write(
     stats.eager = eager
     stats.first_start, stats.last_end = steps[0][0], steps[-1][0] + steps[-1][1]
     # the function alone at exit: 30 ms a call, 35 ms of the process's CPU in it
-    stats.alone = SimpleNamespace(times=[0.030, 0.030, 0.030], cpu_seconds=0.035)
+    stats.alone = SimpleNamespace(
+        times=[0.030, 0.030, 0.030], cpu_seconds=0.035, reads_input=reads_input
+    )
     inst.loops = {1: stats}
     loops.write_steps()
-    return [json.loads(line)["input_wait_seconds"] for line in out.read_text().splitlines()]
+    return [json.loads(line).get("input_wait_seconds") for line in out.read_text().splitlines()]
 
 
 def test_a_step_that_found_its_batch_ready_counts_the_native_work_beside_its_call(
@@ -55,6 +63,23 @@ def test_a_step_that_found_its_batch_ready_counts_the_native_work_beside_its_cal
     assert waits == pytest.approx([0.0103, 0.0003, 0.0103, 0.0003])
 
 
+def test_a_function_that_reads_its_iterator_in_its_graph_counts_its_call_above_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # next(iterator) inside the function: no next() in Python, nothing timed before a call
+    # (None) or a stray 0; the pipeline's Python ran beside each 40 ms call, or did not
+    steps = [
+        (0.00, 0.050, None, 0.040, False, 0.020, 0.030),
+        (0.05, 0.050, 0.0, 0.040, False, 0.020, 0.030),
+        (0.10, 0.050, None, 0.040, False, 0.0, 0.030),  # nothing beside it: no input
+    ]
+    waits = _write(tmp_path, monkeypatch, steps, reads_input=True)
+    assert waits == pytest.approx([0.010, 0.010, 0.0])
+    # the same calls of a function that reads no tf.data: nothing timed, nothing counted
+    (tmp_path / "plain").mkdir()
+    assert _write(tmp_path / "plain", monkeypatch, steps)[::2] == [None, None]
+
+
 def test_a_loop_over_python_input_adds_nothing_for_work_beside_its_call(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -66,9 +91,9 @@ def test_a_loop_over_python_input_adds_nothing_for_work_beside_its_call(
 
 def test_a_loop_calls_native_pipeline_work_is_the_processs_cpu_above_the_call_alone() -> None:
     # 42 ms of the process's CPU during a call whose function alone takes 30 ms of CPU
-    assert loops.native_beside(0.042, 0.030) == pytest.approx(0.012)
-    assert loops.native_beside(0.025, 0.030) == 0.0  # less than alone: nothing beside it
-    assert loops.native_beside(0.042, None) == 0.0  # the call alone was not timed
+    assert _tfres_alone.native_beside(0.042, 0.030) == pytest.approx(0.012)
+    assert _tfres_alone.native_beside(0.025, 0.030) == 0.0  # less than alone: nothing beside it
+    assert _tfres_alone.native_beside(0.042, None) == 0.0  # the call alone was not timed
 
 
 def test_an_eager_steps_input_is_its_wait_and_the_pipelines_python_since_the_last_step() -> None:

@@ -36,8 +36,9 @@ import tempfile
 import time
 
 if __package__:  # tfres's own import (the Keras callback, the tests)
-    from . import _tfres_quiet
+    from . import _tfres_cached, _tfres_quiet
 else:  # the child's: the inject folder is on its path
+    import _tfres_cached  # type: ignore[no-redef]
     import _tfres_quiet  # type: ignore[no-redef]
 
 #: the variables are copied to host memory while the step is timed; above this, not measured
@@ -111,7 +112,7 @@ class StepAlone:
             self._skip("the window's step had no batch left")
             return original(iterator)
         try:
-            cached = _cached(tf, batches, spec)
+            cached = _tfres_cached.cached(tf, batches, spec)
             own = iter(cached.take(len(batches)))
         except Exception:
             # the batches are out of Keras's iterator: they must reach the step all the same
@@ -218,13 +219,17 @@ class LoopCallAlone:
     """A custom loop's hot ``tf.function`` alone on the arguments of one of its calls: what a
     call costs with no pipeline running beside it.
 
-    ``tfres run``'s hook keeps the arguments of the window's first call (``call(function,
-    *args, **kwargs)`` is the unwrapped call). At exit :meth:`measure` copies every variable
-    the function's graph uses (the model's, the optimizer's, the metrics'), calls it once to
-    warm up and :data:`MIN_CALLS` to :data:`MAX_CALLS` times more within the budget, and
-    assigns every variable back. Not timed, with a note: arguments other than tensors,
-    arrays and plain values (an iterator the function reads itself, a distributed value),
-    or variables above :data:`MAX_COPY_BYTES`."""
+    ``tfres run``'s hook keeps the arguments of one call (``call(function, *args,
+    **kwargs)`` is the unwrapped call). At exit :meth:`measure` copies every variable the
+    function's graph uses (the model's, the optimizer's, the metrics'), calls it once to warm
+    up and :data:`MIN_CALLS` to :data:`MAX_CALLS` times more within the budget, and assigns
+    every variable back. A function that reads tf.data itself (an iterator or a dataset
+    handed to it, or an iterator its graph captured) is called on one cached batch of its
+    own instead (:func:`_tfres_cached.on_cached_input`; ``reads_input`` is then True). Not
+    timed, with a note: arguments other than tensors, arrays, plain values, tf.data
+    iterators and datasets (a distributed value, say), a function whose input cannot be
+    cached (a dataset it captured, one of unknown length), or variables above
+    :data:`MAX_COPY_BYTES`."""
 
     def __init__(self, function, call, args, kwargs, note):
         self.note = note
@@ -232,6 +237,7 @@ class LoopCallAlone:
         #: the process's CPU seconds in a timed call, their mean (None until measured)
         self.cpu_seconds = None
         self.quiet = None  # as StepAlone.quiet
+        self.reads_input = False  # the function reads tf.data itself (measure() tells)
         self._call = None
         self._function = function
         self._arguments = (args, kwargs)
@@ -248,6 +254,12 @@ class LoopCallAlone:
         if call is None:
             return None
         variables = list(self._function.get_concrete_function(*args, **kwargs).variables)
+        try:
+            run, self.reads_input = _tfres_cached.on_cached_input(
+                self._function, call, args, kwargs
+            )
+        except _tfres_cached.Refused as why:
+            return self._skip(str(why))
         nbytes = _copy_bytes(variables)
         if nbytes > MAX_COPY_BYTES:
             return self._skip(
@@ -259,7 +271,7 @@ class LoopCallAlone:
 
         def once():
             begin = time.process_time()
-            _sync(call(self._function, *args, **kwargs))
+            _sync(run())
             cpu.append(time.process_time() - begin)
 
         with _put_back(variables):
@@ -281,14 +293,28 @@ def _refused_arguments(args, kwargs):
     """Why the loop's call cannot be made again on these arguments, or None."""
     import numpy as np
     import tensorflow as tf
+    from tensorflow.python.data.ops import dataset_ops, iterator_ops
 
     plain = (int, float, bool, str, bytes, type(None), np.ndarray, np.generic)
+    data = (iterator_ops.OwnedIterator, dataset_ops.DatasetV2)  # made again on a cached batch
     for leaf in tf.nest.flatten((args, kwargs)):
-        if isinstance(leaf, tf.Variable) or not isinstance(leaf, (tf.Tensor, *plain)):
+        if isinstance(leaf, tf.Variable) or not isinstance(leaf, (tf.Tensor, *plain, *data)):
             return "an argument is a %s, not a tensor or an array" % type(leaf).__name__
         if isinstance(leaf, tf.Tensor) and not hasattr(leaf, "numpy"):
             return "an argument is a symbolic tensor"
     return None
+
+
+def native_beside(cpu_seconds, alone_cpu_seconds):
+    """What the rest of the process did during a loop's call, in CPU seconds: the process's
+    CPU time during the call above the function's own CPU time alone (the mean of its calls
+    at exit, :class:`LoopCallAlone`). In a loop over tf.data this is the pipeline's native
+    work on tf.data's threads (a ``map`` of TensorFlow ops refilling the prefetch buffer),
+    which no Python span marks and which takes cores from the call as the pipeline's Python
+    does. 0 where the call alone was not timed."""
+    if alone_cpu_seconds is None or cpu_seconds is None:
+        return 0.0
+    return max(0.0, cpu_seconds - alone_cpu_seconds)
 
 
 # ---------------------------------------------------------------- tfres run's hook
@@ -359,45 +385,6 @@ def time_now(inst, stopping):
                 "start_monotonic": start,
             }
         )
-
-
-def _dataset(tf, batches):
-    ds = tf.data.Dataset.from_tensors(batches[0])
-    for batch in batches[1:]:
-        ds = ds.concatenate(tf.data.Dataset.from_tensors(batch))
-    return ds
-
-
-def _cached(tf, batches, spec):
-    """``batches`` over and over, as a dataset whose element spec is ``spec`` (the iterator's
-    the function was traced for: a None batch dimension, say). Re-batching relaxes the batch
-    dimension with no function to trace (the step that lends its batch stays a step); other
-    shapes go through a ``map`` that relaxes them. Cached: a call reads the batch as is."""
-    ds = _dataset(tf, batches)
-    if ds.element_spec == spec:
-        return ds.repeat()
-    leaves = tf.nest.flatten(batches)
-    sizes = set(int(t.shape[0]) for t in leaves if t.shape.rank)
-    if len(sizes) == 1 and all(t.shape.rank for t in leaves):
-        again = ds.unbatch().batch(sizes.pop())
-        if again.element_spec == spec:
-            return again.cache().repeat()
-    return _relaxed(ds, spec, tf).cache().repeat()
-
-
-def _relaxed(ds, spec, tf):
-    """``ds`` with the static shapes of ``spec`` (e.g. a None batch dimension), so the
-    function traced for ``spec`` takes its iterator as it is."""
-
-    def relax(*parts):
-        flat = tf.nest.flatten(parts)  # map spreads a tuple element over the arguments
-        out = [
-            tf.compat.v1.placeholder_with_default(t, s.shape)
-            for t, s in zip(flat, tf.nest.flatten(spec), strict=True)
-        ]
-        return tf.nest.pack_sequence_as(spec, out)
-
-    return ds.map(relax)
 
 
 def _state_variables(model):

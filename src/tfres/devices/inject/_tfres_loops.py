@@ -15,6 +15,7 @@ import threading
 import time
 
 import _tfres_alone
+import _tfres_cached
 import _tfres_inside
 import _tfres_instrument as core
 import _tfres_quiet
@@ -107,7 +108,8 @@ def _patch_tf_function(tf):
                     cpu,
                     inside=inside,
                 )
-                if stats.calls == (core.INSTRUMENT.window or core.DEFAULT_WINDOW)[0] and not inside:
+                keep = 2 if inside else (core.INSTRUMENT.window or core.DEFAULT_WINDOW)[0]
+                if stats.calls == keep:  # a function handed its data: the window's call
                     _keep_call(stats, original, args, kwargs)
             except Exception as err:
                 core.INSTRUMENT.failed("timing a tf.function", err)
@@ -133,13 +135,14 @@ def _loop_call(
     ``loop_frame`` (an eager loop's step, :func:`patch_optimizer`) no gap is sampled, and
     ``python``, the CPU seconds tf.data's Python had run in all when the call began, less
     what it had at this loop's previous step, stands for the pipeline's work beside it.
-    ``inside``: the function was handed its data (:func:`_tfres_inside.iterates_inside`)."""
+    ``inside``: the function was handed its data (:func:`_tfres_inside.iterates_inside`), or
+    its graph reads an iterator it captured (:func:`_tfres_cached.captures_iterator`)."""
     inst = core.INSTRUMENT
     stats = inst.loops.get(id(fn))
     if stats is None:
         name = name or getattr(fn, "__name__", "tf.function")
         stats = inst.loops[id(fn)] = _LoopStats(name, fn)
-        stats.inside = inside
+        stats.inside = inside or _tfres_cached.captures_iterator(fn)  # traced by now
     stats.calls += 1
     # a step runs from the end of the previous call to the end of this one
     if stats.last_end is not None:
@@ -275,6 +278,7 @@ def _patch_iterator():
     from tensorflow.python.data.ops import iterator_ops
 
     _time_next(iterator_ops.OwnedIterator)
+    _tfres_cached.track(iterator_ops.OwnedIterator)  # a graph may capture one (_tfres_cached)
     try:
         from tensorflow.python.distribute import input_lib
     except ImportError:  # a TensorFlow without it: its loops read Python input only
@@ -320,18 +324,6 @@ def _loop_alone_seconds(stats):
 
     times = stats.alone.times if stats.alone is not None else []
     return xplane.step_alone_seconds(times) if times else None
-
-
-def native_beside(cpu_seconds, alone_cpu_seconds):
-    """What the rest of the process did during a loop's call, in CPU seconds: the process's
-    CPU time during the call above the function's own CPU time alone (the mean of its calls
-    at exit, :class:`_tfres_alone.LoopCallAlone`). In a loop over tf.data this is the
-    pipeline's native work on tf.data's threads (a ``map`` of TensorFlow ops refilling the
-    prefetch buffer), which no Python span marks and which takes cores from the call as the
-    pipeline's Python does. 0 where the call alone was not timed."""
-    if alone_cpu_seconds is None or cpu_seconds is None:
-        return 0.0
-    return max(0.0, cpu_seconds - alone_cpu_seconds)
 
 
 def _inside_waits(hot):
@@ -409,16 +401,24 @@ def write_steps():
     starved = sum(1 for step in hot.steps if getattr(step[2], "starved", False))
     alone = _loop_alone_seconds(hot)
     alone_cpu = hot.alone.cpu_seconds if hot.alone is not None else None
+    reads_own = hot.alone is not None and hot.alone.reads_input  # next() in its graph
     inside = _inside_waits(hot) if hot.inside else None
     for i, (begin, duration, wait, call, from_tf_data, beside, cpu) in enumerate(hot.steps):
-        if inside is not None:
-            wait = inside[i]
+        if not hot.eager:
+            beside = max(beside, _tfres_alone.native_beside(cpu, alone_cpu))
+        if inside is not None:  # the first call traces the function: not a reading
+            wait = _tfres_inside.call_input(inside[i], duration, call, alone, beside) if i else None
         elif hot.eager:
             wait = eager_step_input(_seconds(wait), duration, beside)
         else:
-            beside = max(beside, native_beside(cpu, alone_cpu))
+            wait = _seconds(wait)
             wait = xplane.loop_step_input(
-                _seconds(wait), duration, call, from_tf_data, alone, beside
+                0.0 if reads_own and wait is None else wait,
+                duration,
+                call,
+                from_tf_data or reads_own,
+                alone,
+                beside,
             )
         core.INSTRUMENT.step("loop", i, None, begin, duration, input_wait=wait)
     if starved:

@@ -428,7 +428,7 @@ def loop_step_input(
     calls, :func:`step_alone_seconds`; :class:`_tfres_alone.LoopCallAlone`);
     ``beside_seconds``, how long the pipeline worked during the call: its Python's spans
     (:class:`_tfres_pyinput.PipelinePython`) or its native work
-    (:func:`_tfres_loops.native_beside`), whichever is more. A tf.data pipeline runs on its
+    (:func:`_tfres_alone.native_beside`), whichever is more. A tf.data pipeline runs on its
     own threads beside the call (its cores, its Python's hold on the GIL), so what the call
     ran above the call alone is input too when the step waited for it (it lasts as long as
     the pipeline takes), or when the pipeline worked beside the call for at least
