@@ -27,14 +27,20 @@ def test_a_function_handed_a_dataset_or_an_iterator_iterates_inside() -> None:
 
 def test_the_window_holds_a_few_steps_at_the_first_calls_pace_within_its_bounds() -> None:
     ds = tf.data.Dataset.range(1000).batch(10)  # 100 batches, a length it can tell
-    # a first call of 30 s (tracing and 100 steps): 5 steps at 0.3 s each
-    assert inside.window_seconds(30.0, (ds,), {}) == pytest.approx(1.5)
-    assert inside.window_seconds(2.0, (ds,), {}) == inside.WINDOW_SECONDS  # 0.1 s: the least
-    assert inside.window_seconds(600.0, (), {"d": ds}) == inside.MAX_WINDOW_SECONDS
-    # no length to go by: a generator's dataset, an iterator
+    # a first call of 30 s (tracing and 100 steps): 5 steps at 0.3 s each, from call 2
+    assert inside.window_seconds([30.0], (ds,), {}) == pytest.approx(1.5)
+    assert inside.window_seconds([2.0], (ds,), {}) == inside.WINDOW_SECONDS  # 0.1 s: the least
+    assert inside.window_seconds([600.0], (), {"d": ds}) == inside.MAX_WINDOW_SECONDS
+    # no length to go by: an iterator, from call 2
+    assert inside.window_seconds([30.0], (iter(ds),), {}) == inside.WINDOW_SECONDS
+
+
+def test_a_dataset_of_unknown_length_gets_a_third_of_the_second_call_from_the_third() -> None:
     gen = tf.data.Dataset.from_generator(lambda: iter([1.0]), output_types=tf.float32)
-    assert inside.window_seconds(30.0, (gen,), {}) == inside.WINDOW_SECONDS
-    assert inside.window_seconds(30.0, (iter(ds),), {}) == inside.WINDOW_SECONDS
+    assert inside.window_seconds([3.4], (gen,), {}) is None  # the first call traces: wait
+    assert inside.window_seconds([3.4, 2.5], (gen,), {}) == pytest.approx(2.5 / 3)
+    assert inside.window_seconds([3.4, 0.6], (gen,), {}) == inside.WINDOW_SECONDS
+    assert inside.window_seconds([30.0, 20.0], (gen,), {}) == inside.MAX_WINDOW_SECONDS
 
 
 def test_autographs_scan_reads_are_the_events_right_beneath_its_first_scan(

@@ -203,12 +203,14 @@ def patch_optimizer(tf):
 
 def _open_inside_window(stats, args, kwargs):
     """Start the profiler before the second call of the first function handed its data (the
-    first call traced it) in a program with no Keras fit step (:mod:`_tfres_inside`)."""
-    if stats is None or not stats.inside or stats.calls != 1 or _WINDOWS:
+    first call traced it), or a later one (:func:`_tfres_inside.window_seconds`), in a program
+    with no Keras fit step (:mod:`_tfres_inside`)."""
+    if stats is None or not stats.inside or stats.calls not in (1, 2) or _WINDOWS:
         return
     try:
-        if not core.INSTRUMENT.fit_steps:
-            seconds = _tfres_inside.window_seconds(stats.steps[0][1], args, kwargs)
+        calls = [step[3] for step in stats.steps[:2]]
+        seconds = _tfres_inside.window_seconds(calls, args, kwargs)
+        if seconds is not None and not core.INSTRUMENT.fit_steps:
             stats.window = _tfres_inside.CallWindow(seconds, clock=core._clock)
             _WINDOWS.append(stats.window)  # the profiler is one: no other window after it
             stats.window.begin()
@@ -332,8 +334,8 @@ def _inside_waits(hot):
     None for the others (unprofiled). Notes how it was read, or why it was not."""
     waits = [None] * len(hot.steps)
     head = (
-        "custom loop %s reads its data inside the function (it is handed a tf.data dataset "
-        "or iterator; %d calls)" % (hot.name, len(hot.steps))
+        "custom loop %s reads its data inside the function (a tf.data dataset or iterator "
+        "handed to it or captured by it; %d calls)" % (hot.name, len(hot.steps))
     )
     window = hot.window
     reading = window.reading() if window is not None else None
@@ -351,10 +353,11 @@ def _inside_waits(hot):
     for i, (begin, duration) in enumerate(step[:2] for step in hot.steps):
         if window.holds(begin, begin + duration):
             waits[i] = share * duration
+    first = min([i + 1 for i, w in enumerate(waits) if w is not None] or [2])
     core.INSTRUMENT.note(
-        "%s; its input wait is read in a profiler trace of %.1f s from call 2: %d reads of "
+        "%s; its input wait is read in a profiler trace of %.1f s from call %d: %d reads of "
         "its input, %.0f%% of the time from one to the next spent in the read"
-        % (head, window.stopped - window.started, reading["steps"] + 1, 100 * share)
+        % (head, window.stopped - window.started, first, reading["steps"] + 1, 100 * share)
     )
     return waits
 
