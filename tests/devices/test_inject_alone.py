@@ -397,3 +397,14 @@ def test_the_profilers_cost_on_a_pipeline_beside_a_step_comes_out_of_its_content
     (out_small,) = _tfres_xplane.without_profiler([small], 1.0, 0.25)
     assert out_small["input_seconds"] == pytest.approx(0.1)
     assert out_small["compute_seconds"] == pytest.approx(8.0)
+
+
+def test_a_loop_whose_calls_are_long_is_not_timed_at_exit() -> None:
+    train_step, x, y = _loop_step()
+    notes: list[str] = []
+    alone = _tfres_alone.LoopCallAlone(
+        train_step, type(train_step).__call__, (x, y), {}, notes.append
+    )
+    # three calls and a warm-up of 3 s each (a whole epoch a call) would pass the limit
+    assert alone.measure(0.5, [3.0, 3.1, 2.9]) is None
+    assert len(notes) == 1 and "a call takes 3.0 s" in notes[0]

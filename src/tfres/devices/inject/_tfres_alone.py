@@ -50,6 +50,9 @@ MAX_COPY_BYTES = 512 * 2**20
 #: arbitrary mix, so short steps take as many calls as the budget holds
 MIN_CALLS = 3
 MAX_CALLS = 100
+#: a loop's function alone is timed at exit only where its calls fit in this: a whole-epoch
+#: function's call is an epoch's math (four of 0.9 s added 3.9 s to a 28 s run, set 24)
+MAX_EXIT_SECONDS = 10
 
 _clock = time.perf_counter
 #: above 0 while a step alone is being timed: its calls are tfres's, not the program's (the
@@ -247,12 +250,22 @@ class LoopCallAlone:
         else:
             self._call = call
 
-    def measure(self, budget_seconds):
-        """The timed calls' seconds, or None; the arguments are let go either way."""
+    def measure(self, budget_seconds, calls_seconds=()):
+        """The timed calls' seconds, or None; the arguments are let go either way.
+        ``calls_seconds``: how long the program's calls took. Where :data:`MIN_CALLS` and a
+        warm-up would take longer than :data:`MAX_EXIT_SECONDS` (a whole epoch a call), the
+        call is not timed."""
         call, self._call = self._call, None
         (args, kwargs), self._arguments = self._arguments, ((), {})
         if call is None:
             return None
+        if calls_seconds:
+            typical = statistics.median(calls_seconds)
+            if (MIN_CALLS + 1) * typical > MAX_EXIT_SECONDS:
+                return self._skip(
+                    "a call takes %.1f s, and timing %d calls at exit would take over %d s"
+                    % (typical, MIN_CALLS + 1, MAX_EXIT_SECONDS)
+                )
         variables = list(self._function.get_concrete_function(*args, **kwargs).variables)
         try:
             run, self.reads_input = _tfres_cached.on_cached_input(

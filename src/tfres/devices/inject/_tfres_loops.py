@@ -239,7 +239,7 @@ def _time_loop_alone():
         return
     start = core._clock()
     try:
-        calls = hot.alone.measure(_tfres_alone.BUDGET_SECONDS)
+        calls = hot.alone.measure(_tfres_alone.BUDGET_SECONDS, [s[3] for s in hot.steps[1:]])
     except Exception as err:
         hot.alone = None
         core.INSTRUMENT.failed("timing the loop's step alone", err)
