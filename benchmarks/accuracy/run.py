@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen24/``, each written by a
+For each script of the set (``unseen/`` to ``unseen26/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -528,6 +528,48 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_sweep_credit_scoring": ("start-up", ("startup",), ()),
+    # unseen25/ (helper-39) and unseen26/ (helper-40), session 33; entries from the file
+    # names, written before reading the scripts
+    "checkpoint_frequent_saves_news_recommender": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_inner_loop_demand_forecast": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_resnet_histopathology_patches": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_large_validation_telecom_churn": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_generator_turbine_vibration": ("input", ("input_bound",), ()),
+    "input_npy_files_seismic_events": ("input", ("input_bound",), ()),
+    "input_pydataset_birdsong_spectrograms": ("input", ("input_bound",), ()),
+    "input_pyfunc_png_retail_shelf": ("input", ("input_bound",), ()),
+    "input_struct_records_payment_fraud": ("input", ("input_bound",), ()),
+    "input_textline_insurance_claims": ("input", ("input_bound",), ()),
+    "memory_probe_history_grid_load_autoencoder": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_textvec_support_tickets": ("start-up", ("startup",), ()),
+    "compute_lstm_gridload": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_xla_turbulence": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "input_epochloop_seismic": ("input", ("input_bound",), ()),
+    "input_generator_molecules": ("input", ("input_bound",), ()),
+    "input_mirrored_receipts": ("input", ("input_bound",), ()),
+    "input_pybatch_wafermaps": ("input", ("input_bound",), ()),
+    "input_tfrecord_claims": ("input", ("input_bound",), ()),
+    "input_trainonbatch_birdcalls": ("input", ("input_bound",), ()),
+    "checkpoint_every_step_translator": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "eval_churn_telecom": ("evaluation", ("phase_share:Evaluation",), ()),
+    "memory_replay_cache_dermatology": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_env_check_retail": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -657,6 +699,16 @@ AB_SCRIPTS = {
         "input_pyfunc_seismic_events",
         "input_pydataset_retail_demand",
         "compute_twotower_hotel_bookings",
+    ),
+    "unseen25": (
+        "input_textline_insurance_claims",
+        "input_generator_turbine_vibration",
+        "compute_inner_loop_demand_forecast",
+    ),
+    "unseen26": (
+        "input_epochloop_seismic",
+        "input_mirrored_receipts",
+        "compute_lstm_gridload",
     ),
 }
 

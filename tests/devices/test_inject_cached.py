@@ -99,6 +99,23 @@ def test_a_function_whose_graph_captured_an_iterator_runs_on_a_cached_batch() ->
     assert float(epoch()) == sum(_batch_sum(i) for i in range(READS + 1, 2 * READS + 1))
 
 
+def test_a_captured_iterator_the_program_let_go_of_is_refused_not_read_again() -> None:
+    """``del it`` before exit: the graph still holds the iterator's handle, and a call
+    made as it is would read the user's pipeline and carry its cost as "alone"."""
+    source = Counted()
+    holder = {"it": iter(source.dataset())}
+
+    @tf.function
+    def step() -> Any:
+        return tf.reduce_sum(next(holder["it"]))
+
+    step()
+    assert _tfres_cached.captures_iterator(step)
+    del holder["it"]
+    with pytest.raises(_tfres_cached.Refused, match="let go of before exit"):
+        _tfres_cached.on_cached_input(step, type(step).__call__, (), {})
+
+
 def test_a_dataset_handed_to_the_function_becomes_its_first_batch_as_many_times() -> None:
     mapped = [0]
 

@@ -22,6 +22,10 @@ import weakref
 
 #: every tf.data iterator the program made and still holds, by id (:func:`track`)
 _ITERATORS = weakref.WeakValueDictionary()  # type: weakref.WeakValueDictionary
+#: the iterator handles each function's graph captured, by id of the function, as
+#: :func:`captures_iterator` found them: a program may let go of the iterator before exit
+#: (``del it``, `unseen25/input_generator_turbine_vibration`), its handle still captured
+_CAPTURED = {}  # type: dict
 
 
 class Refused(Exception):
@@ -54,7 +58,10 @@ def captures_iterator(function):
     except Exception:  # not a tf.function (an eager loop's optimizer), or an older TF
         return False
     handles = set(id(getattr(it, "_iterator_resource", None)) for it in list(_ITERATORS.values()))
-    return any(id(c) in handles for f in concretes for c in f.captured_inputs)
+    found = set(id(c) for f in concretes for c in f.captured_inputs if id(c) in handles)
+    if found:
+        _CAPTURED[id(function)] = found
+    return bool(found)
 
 
 def on_cached_input(function, call, args, kwargs):
@@ -79,6 +86,10 @@ def on_cached_input(function, call, args, kwargs):
         for it in list(_ITERATORS.values())
         if id(getattr(it, "_iterator_resource", None)) in held
     ]
+    gone = _CAPTURED.get(id(function), set()) & held
+    gone -= set(id(it._iterator_resource) for it in captured_iterators)
+    if gone:  # called as it is, the call "alone" would read the user's pipeline
+        raise Refused("the iterator its graph captured was let go of before exit")
     if not handed and not captured_iterators:
         if any(c.dtype == tf.variant for c in captured):
             raise Refused("the function iterates a dataset it captured")
