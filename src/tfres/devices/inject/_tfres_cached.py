@@ -57,11 +57,16 @@ def captures_iterator(function):
         concretes = list(function._list_all_concrete_functions())
     except Exception:  # not a tf.function (an eager loop's optimizer), or an older TF
         return False
-    handles = set(id(getattr(it, "_iterator_resource", None)) for it in list(_ITERATORS.values()))
-    found = set(id(c) for f in concretes for c in f.captured_inputs if id(c) in handles)
+    live = _iterators_by_handle()
+    found = set(id(c) for f in concretes for c in f.captured_inputs if id(c) in live)
     if found:
         _CAPTURED[id(function)] = found
     return bool(found)
+
+
+def _iterators_by_handle():
+    """The program's live tf.data iterators, by id of the resource handle a graph captures."""
+    return {id(getattr(it, "_iterator_resource", None)): it for it in list(_ITERATORS.values())}
 
 
 def on_cached_input(function, call, args, kwargs):
@@ -81,14 +86,11 @@ def on_cached_input(function, call, args, kwargs):
     concrete = function.get_concrete_function(*args, **kwargs)
     captured = list(concrete.captured_inputs)
     held = {id(c) for c in captured}
-    captured_iterators = [
-        it
-        for it in list(_ITERATORS.values())
-        if id(getattr(it, "_iterator_resource", None)) in held
-    ]
-    gone = _CAPTURED.get(id(function), set()) & held
-    gone -= set(id(it._iterator_resource) for it in captured_iterators)
-    if gone:  # called as it is, the call "alone" would read the user's pipeline
+    live = _iterators_by_handle()
+    captured_iterators = [it for handle, it in live.items() if handle in held]
+    if (_CAPTURED.get(id(function), set()) & held) - set(
+        live
+    ):  # called as it is, the call "alone" would read the user's pipeline
         raise Refused("the iterator its graph captured was let go of before exit")
     if not handed and not captured_iterators:
         if any(c.dtype == tf.variant for c in captured):

@@ -207,15 +207,15 @@ def call_input(window_wait, duration_seconds, call_seconds, alone_seconds, besid
     window. ``alone_seconds``: the function alone on a cached batch of its own
     (:class:`_tfres_alone.LoopCallAlone`), or None; ``beside_seconds``: how long the pipeline
     worked during the call (its Python's spans, or its native CPU above the call alone's).
-    A call that waited in its reads, or beside which the pipeline worked for at least
-    :data:`_tfres_xplane.PIPELINE_SHARE` of it, lost to its input all it ran above the call
+    A call that waited in its reads, or beside which the pipeline worked for a quarter of it
+    (:func:`_tfres_xplane.slowed_by_input`), lost to its input all it ran above the call
     alone: its waits, and the cores the pipeline took from its math while a batch was ready
     (`unseen21/input_epoch_loop_retail_demand`: 1.3 ms of waiting in a 1.8 s call, a truth of
     54%). Otherwise its window share, or None."""
     if alone_seconds is None:
         return window_wait
     waited = window_wait is not None and _tfres_xplane._waited(window_wait, duration_seconds)
-    if not (waited or beside_seconds >= _tfres_xplane.PIPELINE_SHARE * duration_seconds):
-        return window_wait
-    slower = min(call_seconds, max(0.0, call_seconds - alone_seconds))
-    return min(duration_seconds, max(window_wait or 0.0, slower))
+    slower = _tfres_xplane.slowed_by_input(
+        waited, duration_seconds, call_seconds, alone_seconds, beside_seconds
+    )
+    return window_wait if slower is None else min(duration_seconds, max(window_wait or 0.0, slower))

@@ -428,17 +428,23 @@ def loop_step_input(
     calls, :func:`step_alone_seconds`; :class:`_tfres_alone.LoopCallAlone`);
     ``beside_seconds``, how long the pipeline worked during the call: its Python's spans
     (:class:`_tfres_pyinput.PipelinePython`) or its native work
-    (:func:`_tfres_alone.native_beside`), whichever is more. A tf.data pipeline runs on its
-    own threads beside the call (its cores, its Python's hold on the GIL), so what the call
-    ran above the call alone is input too when the step waited for it (it lasts as long as
-    the pipeline takes), or when the pipeline worked beside the call for at least
-    :data:`PIPELINE_SHARE` of the step (a batch was ready, but making the next one slowed
-    this call). Python input runs on the loop's own thread, between the calls: nothing of it
-    ran beside the call."""
+    (:func:`_tfres_alone.native_beside`), whichever is more. What the call ran above the
+    call alone is input too where the pipeline slowed it (:func:`slowed_by_input`). Python
+    input runs on the loop's own thread, between the calls: nothing of it ran beside the
+    call."""
     if wait is None or alone_seconds is None or not from_tf_data:
         return wait
-    beside = beside_seconds >= PIPELINE_SHARE * duration_seconds
-    if not (_waited(wait, duration_seconds) or beside):
-        return wait
-    slower = min(call_seconds, max(0.0, call_seconds - alone_seconds))
-    return min(duration_seconds, wait + slower)
+    waited = _waited(wait, duration_seconds)
+    slower = slowed_by_input(waited, duration_seconds, call_seconds, alone_seconds, beside_seconds)
+    return wait if slower is None else min(duration_seconds, wait + slower)
+
+
+def slowed_by_input(waited, duration_seconds, call_seconds, alone_seconds, beside_seconds):
+    """What a call ran above the call alone, where its tf.data pipeline is why, else None. The
+    pipeline runs on its own threads beside the call (its cores, its Python's hold on the
+    GIL): the step ``waited`` for it (it lasts as long as the pipeline takes), or the
+    pipeline worked beside it for at least :data:`PIPELINE_SHARE` of the step
+    (``beside_seconds``: a batch was ready, but making the next one slowed this call)."""
+    if not (waited or beside_seconds >= PIPELINE_SHARE * duration_seconds):
+        return None
+    return min(call_seconds, max(0.0, call_seconds - alone_seconds))
