@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen26/``, each written by a
+For each script of the set (``unseen/`` to ``unseen28/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -570,6 +570,47 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_env_check_retail": ("start-up", ("startup",), ()),
+    # unseen27/ (helper-41) and unseen28/ (helper-42), session 34; entries from the file
+    # names, written before reading the scripts (input_wav_birdsong already had one)
+    "checkpoint_snapshots_recsys": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_conv1d_seismic": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_transformer_peptides": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_holdout_wafermaps": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_csv_adclicks": ("input", ("input_bound",), ()),
+    "input_pandas_turbines": ("input", ("input_bound",), ()),
+    "input_pydataset_histology": ("input", ("input_bound",), ()),
+    "input_threadpool_cropfields": ("input", ("input_bound",), ()),
+    "input_tokenizer_tickets": ("input", ("input_bound",), ()),
+    "memory_activation_log_keyword": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_mobilenet_shelfscan": ("start-up", ("startup",), ()),
+    "checkpoint_savecb_productcatalog": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_gru_energyload": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_widedeep_adclicks": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_metrics_creditdefault": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_generator_weather": ("input", ("input_bound",), ()),
+    "input_jpeg_plantdisease": ("input", ("input_bound",), ()),
+    "input_numpyfunc_ecg": ("input", ("input_bound",), ()),
+    "input_pydataset_seismic": ("input", ("input_bound",), ()),
+    "input_sqlite_claims": ("input", ("input_bound",), ()),
+    "input_textfiles_tickets": ("input", ("input_bound",), ()),
+    "memory_debuglist_landcover": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_preprocessing_realestate": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -709,6 +750,16 @@ AB_SCRIPTS = {
         "input_epochloop_seismic",
         "input_mirrored_receipts",
         "compute_lstm_gridload",
+    ),
+    "unseen27": (
+        "input_pandas_turbines",
+        "input_threadpool_cropfields",
+        "compute_transformer_peptides",
+    ),
+    "unseen28": (
+        "input_generator_weather",
+        "input_sqlite_claims",
+        "compute_gru_energyload",
     ),
 }
 

@@ -244,6 +244,41 @@ for epoch in range(2):
     model.evaluate(x, y, batch_size=16, verbose=0)  # Keras steps, not the training
 """
 
+LOOP_WITH_OWN_EVALUATION = """
+import keras
+import numpy as np
+import tensorflow as tf
+
+x = np.random.rand(512, 32).astype("float32")
+y = np.random.rand(512, 1).astype("float32")
+train = tf.data.Dataset.from_tensor_slices((x, y)).batch(32)  # 16 steps an epoch
+test = tf.data.Dataset.from_tensor_slices((x, y)).batch(2)  # 256 batches
+model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(256), keras.layers.Dense(1)])
+optimizer = keras.optimizers.Adam(1e-3)
+mae = keras.metrics.MeanAbsoluteError()
+
+@tf.function
+def train_step(xb, yb):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(xb, training=True) - yb) ** 2)
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                  model.trainable_variables))
+    return loss
+
+@tf.function
+def eval_step(xb, yb):  # called more often than the training step
+    mae.update_state(yb, model(xb, training=False))
+
+for epoch in range(3):
+    for xb, yb in train:
+        float(train_step(xb, yb))
+    for xb, yb in test:  # eager, op by op
+        mae.update_state(yb, model(xb, training=False))
+    for xb, yb in test:
+        eval_step(xb, yb)
+    print(epoch, float(mae.result()))
+"""
+
 PYTHON_LOOP = """
 import time
 import numpy as np
@@ -581,6 +616,24 @@ def test_a_custom_loop_that_evaluates_with_keras_keeps_its_training_steps(
     assert kinds.count("loop") == 32 and kinds.count("evaluate") == 32
     names = _names(record)
     assert "training loop" in names and "evaluate" in names
+
+
+def test_a_custom_loops_own_evaluation_is_a_phase_and_not_its_steps(
+    tmp_path: Path, python: str
+) -> None:
+    """A loop that evaluates in its own code (eager model calls, an eval_step tf.function
+    called more often than its training step) gets "loop evaluation" phases out of its
+    steps' time. Before, the eval_step was the loop's step, or the evaluation sat inside
+    the step after it and the run read compute-bound (``unseen26/eval_churn_telecom``)."""
+    record, _ = _run(tmp_path, python, LOOP_WITH_OWN_EVALUATION)
+    loop = [s for s in record.steps if s.get("kind") == "loop"]
+    assert len(loop) == 48  # train_step's calls, not eval_step's 768
+    evaluation = [p for p in record.phases if p.name == "loop evaluation"]
+    assert len(evaluation) == 3  # two between epochs, one after the last step
+    longest = max(p.end_seconds - p.start_seconds for p in evaluation)
+    assert max(s["duration_seconds"] for s in loop[1:]) < 0.2 * longest
+    assert any("outside its training step" in n for n in record.notes)
+    assert record.findings[0]["rule"] == "phase_share"
 
 
 def test_an_eager_loops_steps_end_in_its_optimizer_and_carry_their_tf_data_wait(

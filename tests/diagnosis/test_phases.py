@@ -191,3 +191,28 @@ def test_evaluation_is_weighed_without_its_first_batchs_tracing() -> None:
     # steady work: 3 s of training and 3 s of evaluation (each less its 1 s first call)
     assert found["phase_share"].title == "Evaluation and prediction take 50% of the work"
     assert "3.0 s of 6.0 s of work" in found["phase_share"].evidence
+
+
+def test_a_custom_loops_own_evaluation_is_named_with_a_loop_fix() -> None:
+    # unseen26/eval_churn_telecom: a tf.function loop whose epochs end in a Python loop over
+    # the test set (eager model calls, keras.metrics); the hook reads the pauses between its
+    # steps, and the one after the last, as "loop evaluation" inside the training loop's span
+    r = _hooked(
+        ("import tensorflow", 0.1, 3.0),
+        ("set-up", 3.0, 3.5),
+        ("first step", 3.5, 4.0),
+        ("training loop", 3.5, 14.0),
+        ("loop evaluation", 5.0, 8.0),
+        ("loop evaluation", 9.5, 12.5),
+        ("loop evaluation", 14.0, 17.0),
+        cpu=150,
+    )
+    r.steps = [dict(s, kind="loop") for s in S.steps(80, duration=0.01, wait=0.0, t0=3.5)]
+    found = {f.rule: f for f in diagnose(r)}
+    share = found["phase_share"]
+    # 9 s of evaluation in 13 s of work (the loop's 10.5 s and the last evaluation's 3 s,
+    # less the first step's 0.5 s); the training is the loop less its pauses: 4.5 s
+    assert share.title == "Evaluation and prediction take 69% of the work"
+    assert "(training 4.5 s)" in share.evidence
+    assert "@tf.function eval step" in share.fix and "validation_freq" not in share.fix
+    assert diagnose(r)[0].rule == "phase_share"

@@ -332,6 +332,7 @@ _HOOK_PHASES = (
     "first predict step",
     "evaluate",
     "validation",
+    "loop evaluation",
     "predict",
     "model save",
     "checkpoint save",

@@ -219,3 +219,38 @@ def call_input(window_wait, duration_seconds, call_seconds, alone_seconds, besid
         waited, duration_seconds, call_seconds, alone_seconds, beside_seconds
     )
     return window_wait if slower is None else min(duration_seconds, max(window_wait or 0.0, slower))
+
+
+def call_waits(hot, window_elsewhere, note):
+    """Each call's input wait, for a function handed its data: the share of the profiler
+    window's time that its loop spent reading its input, over each call the window holds;
+    None for the others (unprofiled). Notes how it was read, or why it was not (``note``);
+    ``window_elsewhere``: the one profiler window was opened, if not over ``hot``."""
+    waits = [None] * len(hot.steps)
+    head = (
+        "custom loop %s reads its data inside the function (a tf.data dataset or iterator "
+        "handed to it or captured by it; %d calls)" % (hot.name, len(hot.steps))
+    )
+    window = hot.window
+    reading = window.reading() if window is not None else None
+    if reading is None:
+        why = "it was called once (the first call traces it)"
+        if window is not None and window.error is not None:
+            why = "the profiler or its trace failed (%s)" % window.error
+        elif window is not None:
+            why = "the profiler saw under %d reads of its input" % MIN_READS
+        elif window_elsewhere:
+            why = "the profiler's window went to another function handed its data"
+        note("%s; its input wait was not measured: %s" % (head, why))
+        return waits
+    share = reading["input_seconds"] / reading["duration_seconds"]
+    for i, (begin, duration) in enumerate(step[:2] for step in hot.steps):
+        if window.holds(begin, begin + duration):
+            waits[i] = share * duration
+    first = min([i + 1 for i, w in enumerate(waits) if w is not None] or [2])
+    note(
+        "%s; its input wait is read in a profiler trace of %.1f s from call %d: %d reads of "
+        "its input, %.0f%% of the time from one to the next spent in the read"
+        % (head, window.stopped - window.started, first, reading["steps"] + 1, 100 * share)
+    )
+    return waits

@@ -264,6 +264,13 @@ def _after_keras(keras, start, end):
         _tfres_loops.patch_optimizer(tf)
     except Exception as err:  # the loops' tf.functions are still timed
         INSTRUMENT.failed("timing eager optimizer steps", err)
+    try:
+        import _tfres_pauses
+        import tensorflow as tf
+
+        _tfres_pauses.patch_model(tf)
+    except Exception as err:  # a loop's own evaluation is then not told from its steps
+        INSTRUMENT.failed("timing eager model calls", err)
 
 
 #: frameworks tfres does not instrument, by module: their programs get a phase of their own

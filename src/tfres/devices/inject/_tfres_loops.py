@@ -18,8 +18,9 @@ import _tfres_alone
 import _tfres_cached
 import _tfres_inside
 import _tfres_instrument as core
+import _tfres_pauses
 import _tfres_quiet
-from _tfres_pyinput import GapReading, GapSampler, PipelinePython
+from _tfres_pyinput import GapReading, GapSampler, PipelinePython, python_step_input
 
 #: at most this many loop steps are kept
 _MAX_LOOP_STEPS = 200000
@@ -176,11 +177,10 @@ def patch_optimizer(tf):
     original = BaseOptimizer.apply
 
     def apply(self, *args, **kwargs):
-        if (
-            getattr(core._IN_KERAS, "depth", 0)
-            or threading.current_thread() is not core._MAIN
-            or not tf.executing_eagerly()
-        ):
+        if not tf.executing_eagerly():
+            _tfres_pauses.traced_training(tf)  # the function traced is a training step
+            return original(self, *args, **kwargs)
+        if getattr(core._IN_KERAS, "depth", 0) or threading.current_thread() is not core._MAIN:
             return original(self, *args, **kwargs)
         _PIPELINE.start()
         start = core._clock()
@@ -328,40 +328,6 @@ def _loop_alone_seconds(stats):
     return xplane.step_alone_seconds(times) if times else None
 
 
-def _inside_waits(hot):
-    """Each call's input wait, for a function handed its data: the share of the profiler
-    window's time that its loop spent reading its input, over each call the window holds;
-    None for the others (unprofiled). Notes how it was read, or why it was not."""
-    waits = [None] * len(hot.steps)
-    head = (
-        "custom loop %s reads its data inside the function (a tf.data dataset or iterator "
-        "handed to it or captured by it; %d calls)" % (hot.name, len(hot.steps))
-    )
-    window = hot.window
-    reading = window.reading() if window is not None else None
-    if reading is None:
-        why = "it was called once (the first call traces it)"
-        if window is not None and window.error is not None:
-            why = "the profiler or its trace failed (%s)" % window.error
-        elif window is not None:
-            why = "the profiler saw under %d reads of its input" % _tfres_inside.MIN_READS
-        elif _WINDOWS:
-            why = "the profiler's window went to another function handed its data"
-        core.INSTRUMENT.note("%s; its input wait was not measured: %s" % (head, why))
-        return waits
-    share = reading["input_seconds"] / reading["duration_seconds"]
-    for i, (begin, duration) in enumerate(step[:2] for step in hot.steps):
-        if window.holds(begin, begin + duration):
-            waits[i] = share * duration
-    first = min([i + 1 for i, w in enumerate(waits) if w is not None] or [2])
-    core.INSTRUMENT.note(
-        "%s; its input wait is read in a profiler trace of %.1f s from call %d: %d reads of "
-        "its input, %.0f%% of the time from one to the next spent in the read"
-        % (head, window.stopped - window.started, first, reading["steps"] + 1, 100 * share)
-    )
-    return waits
-
-
 def eager_step_input(wait, duration_seconds, python_seconds):
     """An eager loop's step input: its wait in ``next()``, and the CPU seconds tf.data's
     Python ran since the previous step. An eager step is Python dispatching ops, and the
@@ -374,11 +340,13 @@ def eager_step_input(wait, duration_seconds, python_seconds):
 
 def _hot_loop():
     """The custom loop's step, in a program with no Keras fit step: the tf.function called most
-    (at least core.HOT_CALLS times), unless a function that runs its loop inside
-    (``inside``) took longer in all; None otherwise."""
+    (at least core.HOT_CALLS times) among those that train, if any do (an evaluation step
+    may be called more often, :func:`_tfres_pauses.trains`), unless a function that runs its
+    loop inside (``inside``) took longer in all; None otherwise."""
     if core.INSTRUMENT.fit_steps or not core.INSTRUMENT.loops:
         return None
-    hot = max(core.INSTRUMENT.loops.values(), key=lambda s: s.calls)
+    loops = list(core.INSTRUMENT.loops.values())
+    hot = max([s for s in loops if _tfres_pauses.trains(s)] or loops, key=lambda s: s.calls)
     hot = hot if hot.calls >= core.HOT_CALLS else None
     inside = [s for s in core.INSTRUMENT.loops.values() if s.inside and s.steps]
     if inside:
@@ -405,7 +373,10 @@ def write_steps():
     alone = _loop_alone_seconds(hot)
     alone_cpu = hot.alone.cpu_seconds if hot.alone is not None else None
     reads_own = hot.alone is not None and hot.alone.reads_input  # next() in its graph
-    inside = _inside_waits(hot) if hot.inside else None
+    inside = (
+        _tfres_inside.call_waits(hot, bool(_WINDOWS), core.INSTRUMENT.note) if hot.inside else None
+    )
+    pauses, trailing = _tfres_pauses.find(hot, core.INSTRUMENT.loops.values())
     for i, (begin, duration, wait, call, from_tf_data, beside, cpu) in enumerate(hot.steps):
         if not hot.eager:
             beside = max(beside, _tfres_alone.native_beside(cpu, alone_cpu))
@@ -413,6 +384,8 @@ def write_steps():
             wait = _tfres_inside.call_input(inside[i], duration, call, alone, beside) if i else None
         elif hot.eager:
             wait = eager_step_input(_seconds(wait), duration, beside)
+        elif not (from_tf_data or reads_own):
+            wait = python_step_input(_seconds(wait), duration, call, alone, beside)
         else:
             wait = _seconds(wait)
             wait = xplane.loop_step_input(
@@ -423,7 +396,10 @@ def write_steps():
                 alone,
                 beside,
             )
+        if i in pauses:  # the loop's evaluation: its reads are in the wait
+            begin, duration, wait = pauses[i][1], begin + duration - pauses[i][1], None
         core.INSTRUMENT.step("loop", i, None, begin, duration, input_wait=wait)
+    work_end = _tfres_pauses.write(hot, pauses, trailing, core.INSTRUMENT)
     if starved:
         timed = sum(1 for step in hot.steps if isinstance(step[2], GapReading))
         core.INSTRUMENT.note(
@@ -433,7 +409,7 @@ def write_steps():
         )
     core.INSTRUMENT.phase("first step", hot.steps[0][0], hot.steps[0][0] + hot.steps[0][1])
     core.INSTRUMENT.phase("training loop", hot.first_start, hot.last_end, function=hot.name)
-    core.INSTRUMENT.last_work_end = max(core.INSTRUMENT.last_work_end or 0, hot.last_end)
+    core.INSTRUMENT.last_work_end = max(core.INSTRUMENT.last_work_end or 0, work_end)
     if not measured and not hot.inside:
         core.INSTRUMENT.note(
             "custom loop %s: its input wait was not measured (no tf.data iterator was read "

@@ -317,3 +317,19 @@ class PipelinePython:
         total = overlap(spans[:done] + running, start, end)
         del spans[:done]
         return min(total, end - start)
+
+
+def python_step_input(wait, duration_seconds, call_seconds, alone_seconds, beside_seconds):
+    """A step fed from Python: its input timed in the gap, and what its call ran above the
+    call alone, up to the CPU seconds the rest of the process ran during the call
+    (``beside_seconds``, :func:`_tfres_alone.native_beside`). The input runs on the loop's
+    thread between the calls, yet what it leaves running takes cores from the call: NumPy's
+    BLAS threads spin for a while after its last product, a thread makes the next batch. A
+    generator of MFCC features (NumPy FFTs and products) slowed each 82 ms call to 130 ms, the
+    process running 46 ms more CPU in it; its gap read 52 ms of a 185 ms step against a truth
+    of 103 ms (``unseen26/input_trainonbatch_birdcalls``). A call slowed by other programs runs
+    no more CPU of this process, and gets nothing. None where the gap was not timed."""
+    if wait is None or alone_seconds is None:
+        return wait
+    slower = min(max(0.0, call_seconds - alone_seconds), beside_seconds)
+    return min(duration_seconds, wait + slower)

@@ -2,8 +2,9 @@
 
 The phases come from ``tfres run``'s start-up hook (:mod:`tfres.devices.inject`): ``import
 tensorflow``, ``set-up`` (model build, compile, data, up to the first step), ``fit``,
-``training loop``, ``evaluate``/``validation``/``predict``, ``model save``/``checkpoint
-save``, ``after training``, and the first calls: ``first step`` (of training) and ``first
+``training loop``, ``evaluate``/``validation``/``predict`` (and ``loop evaluation``, a custom
+loop's own evaluation between its steps), ``model save``/``checkpoint save``, ``after
+training``, and the first calls: ``first step`` (of training) and ``first
 evaluate step``/``first predict step`` (each model's first such batch), which trace the
 model's functions, a one-time cost like start-up. Training rules (CPU, input) look at the
 training phases only; these rules speak for the rest, so a run with no training step still
@@ -41,8 +42,28 @@ PHASE_DOMINANT_SHARE = 0.40
 #: its start-up's story (a model zoo's one-batch predicts are nearly all tracing).
 PHASE_MIN_WORK_SHARE = 0.10
 #: The phases that are work (everything after start-up that is not "after training").
-WORK_PHASES = ("fit", "training loop", "evaluate", "predict", "model save", "checkpoint save")
-_EVAL = ("evaluate", "validation", "predict")
+#: ``loop evaluation``: a custom loop's own evaluation between its steps (the model run
+#: outside the training step, eagerly or in another tf.function)
+LOOP_EVAL = "loop evaluation"
+WORK_PHASES = (
+    "fit",
+    "training loop",
+    "evaluate",
+    LOOP_EVAL,
+    "predict",
+    "model save",
+    "checkpoint save",
+)
+_EVAL = ("evaluate", "validation", LOOP_EVAL, "predict")
+_EVAL_FIX = (
+    "evaluate less often: model.fit(..., validation_freq=5) or validation_steps=N; "
+    "evaluate with a larger batch_size; predict on a subset"
+)
+#: a custom loop's evaluation is its own code
+_LOOP_EVAL_FIX = (
+    "evaluate every few epochs or on a sample of the test set, on larger batches, in a "
+    "@tf.function eval step (eager model calls and metric updates run op by op)"
+)
 _SAVES = ("model save", "checkpoint save")
 _FIRST_EVAL = ("first evaluate step", "first predict step")
 #: the first calls: each traces a model's function once per process
@@ -100,6 +121,12 @@ def _steady_work_seconds(facts: RunFacts) -> float:
 def _steady_training_seconds(facts: RunFacts) -> float:
     """Training (``fit``, a custom loop), each second counted once, less its first steps."""
     return max(0.0, _covered_seconds(facts, TRAINING_PHASES) - _total(facts, ("first step",)))
+
+
+def _training_seconds(facts: RunFacts) -> float:
+    """``fit`` and custom loops, less a loop's own evaluation between its steps."""
+    names = ("fit", "training loop")
+    return _covered_seconds(facts, (*names, LOOP_EVAL)) - _covered_seconds(facts, (LOOP_EVAL,))
 
 
 def startup(facts: RunFacts) -> Iterator[Finding]:
@@ -171,13 +198,13 @@ def phase_share(facts: RunFacts) -> Iterator[Finding]:
         return
     if not _covered_seconds(facts, TRAINING_PHASES):
         return
+    in_loop = any(p.name == LOOP_EVAL for p in facts.record.phases)
     for names, first_calls, what, fix in (
         (
             _EVAL,
             _FIRST_EVAL,
             "Evaluation and prediction",
-            "evaluate less often: model.fit(..., validation_freq=5) or validation_steps=N; "
-            "evaluate with a larger batch_size; predict on a subset",
+            _LOOP_EVAL_FIX if in_loop else _EVAL_FIX,
         ),
         (
             _SAVES,
@@ -199,7 +226,7 @@ def phase_share(facts: RunFacts) -> Iterator[Finding]:
             evidence=(
                 f"{count} {what.lower()} phase(s): {seconds(spent)} of {seconds(work)} of work "
                 f"after start-up and the first calls (training "
-                f"{seconds(_total(facts, ('fit', 'training loop')))})"
+                f"{seconds(_training_seconds(facts))})"
             ),
             cause=f"{what.lower()} run often or long compared with the training steps",
             fix=fix,
