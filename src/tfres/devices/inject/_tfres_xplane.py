@@ -369,27 +369,28 @@ def without_profiler(steps, extra_seconds, call_seconds=None):
     that the profiler slowed, and says so in ``profiler_seconds``.
 
     The profiler's events slow the step's function and, more, the pipeline's ops and Python
-    (every tf.data op of every element is traced). A step that waited for its input
-    (:func:`waited`) lasts as long as its pipeline takes, so the slower pipeline made it wait
-    longer: its input gives up the time. Another step's input is what its function ran above
-    the step alone under the profiler (``contention_seconds``): the profiler's cost on the
-    function itself, ``call_seconds`` (the profiled calls alone above the plain ones), is in
-    its compute, which gives that up; the rest of the cost slowed the pipeline beside the
-    step, which took that much more from the function, and comes out of the contention.
-    Until 2026-11-27 the whole cost came out of the compute: a TFRecord ``map`` beside the
-    steps read 62% against a truth of 39-52%, the profiler adding 6 ms to each step and
-    nothing to the function alone. Without ``call_seconds`` the cost comes out of the
-    compute. The input-wait fraction is then taken over each step less ``profiler_seconds``
-    (:func:`tfres.diagnosis.facts.input_wait_fraction`). Without a figure (None) ``steps``
-    are returned as read."""
+    (every tf.data op of every element is traced). The profiler's cost on the function
+    itself, ``call_seconds`` (the profiled calls alone above the plain ones), is in the
+    step's compute, which gives that up. A step that waited for its input (:func:`waited`)
+    lasts as long as its pipeline takes: the rest made it wait longer, and its input gives
+    that up (until session 34 all of it: a TFRecord parse ``map`` read 50% against 62%).
+    Another step's input is what its function ran above the step alone under the profiler
+    (``contention_seconds``): the rest slowed the pipeline beside the step, which took that
+    much more from the function, and comes out of the contention (until 2026-11-27 out of
+    the compute: a TFRecord ``map`` read 62% against 39-52%). Without ``call_seconds`` the
+    cost is the pipeline's where the step waited, else the function's. The input-wait
+    fraction is then taken over each step less ``profiler_seconds``
+    (:func:`tfres.diagnosis.facts.input_wait_fraction`). No figure (None): ``steps`` as read."""
     if extra_seconds is None:
         return steps
     for s in steps:
         if s["kind"] != "fit":
             continue
         if waited(s):
-            taken = min(extra_seconds, s["input_seconds"])
-            s["input_seconds"] -= taken
+            own = min(call_seconds or 0.0, extra_seconds, s["compute_seconds"])
+            s["compute_seconds"] -= own
+            taken = own + min(extra_seconds - own, s["input_seconds"])
+            s["input_seconds"] -= taken - own
         else:
             own = extra_seconds if call_seconds is None else min(extra_seconds, call_seconds)
             beside = min(extra_seconds - own, s.get("contention_seconds", 0.0))
@@ -430,8 +431,7 @@ def loop_step_input(
     (:class:`_tfres_pyinput.PipelinePython`) or its native work
     (:func:`_tfres_alone.native_beside`), whichever is more. What the call ran above the
     call alone is input too where the pipeline slowed it (:func:`slowed_by_input`). Python
-    input runs on the loop's own thread, between the calls: nothing of it ran beside the
-    call."""
+    input: :func:`_tfres_pyinput.python_step_input`."""
     if wait is None or alone_seconds is None or not from_tf_data:
         return wait
     waited = _waited(wait, duration_seconds)
