@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen28/``, each written by a
+For each script of the set (``unseen/`` to ``unseen30/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -611,6 +611,48 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_preprocessing_realestate": ("start-up", ("startup",), ()),
+    # unseen29/ (helper-44) and unseen30/ (helper-45), session 36; entries from the file
+    # names, written before reading the scripts
+    "checkpoint_modelsave_loop_cropyield": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_resnet_fit_wafer": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_transformer_customloop_contracts": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_predict_callback_traffic": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_collate_dictrecords_claims": ("input", ("input_bound",), ()),
+    "input_decodepng_listfiles_leafscan": ("input", ("input_bound",), ()),
+    "input_fromgenerator_callable_seismic": ("input", ("input_bound",), ()),
+    "input_makecsv_turbine": ("input", ("input_bound",), ()),
+    "input_npzfiles_sonar": ("input", ("input_bound",), ()),
+    "input_numpyfunction_scipy_ecg": ("input", ("input_bound",), ()),
+    "memory_keeplist_customloop_fraud": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_devices_predict_retail": ("start-up", ("startup",), ()),
+    "checkpoint_ckptmanager_demandforecast": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_jitmlp_creditrisk": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_lstm_energy": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_fullholdout_reviews": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_fromgenerator_textnorm_tickets": ("input", ("input_bound",), ()),
+    "input_gziptextline_sensorlogs": ("input", ("input_bound",), ()),
+    "input_imageaugment_retail": ("input", ("input_bound",), ()),
+    "input_pandasgroupby_churn": ("input", ("input_bound",), ()),
+    "input_wavstft_birdsong": ("input", ("input_bound",), ()),
+    "input_window_powergrid": ("input", ("input_bound",), ()),
+    "memory_gradhistory_recsys": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_deviceinspect_radiology": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -760,6 +802,16 @@ AB_SCRIPTS = {
         "input_generator_weather",
         "input_sqlite_claims",
         "compute_gru_energyload",
+    ),
+    "unseen29": (
+        "input_makecsv_turbine",
+        "input_npzfiles_sonar",
+        "compute_resnet_fit_wafer",
+    ),
+    "unseen30": (
+        "input_gziptextline_sensorlogs",
+        "input_pandasgroupby_churn",
+        "compute_lstm_energy",
     ),
 }
 

@@ -4,6 +4,7 @@ leaves the training exactly as it would have been; and how the trace reader uses
 from __future__ import annotations
 
 import os
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -167,11 +168,38 @@ def test_a_step_beside_a_working_pipeline_counts_what_it_ran_above_the_call_alon
     )
 
 
-def test_a_step_with_no_pipeline_working_beside_it_lost_nothing_to_its_input() -> None:
-    # a compute-bound step slower than the call alone (another program, the machine): its
-    # pipeline did not wait and did not work beside it (1 of 10 s: under PIPELINE_SHARE)
+def test_a_step_with_little_pipeline_work_beside_it_lost_at_most_that_work() -> None:
+    # a step 7 s slower than the call alone, its pipeline working 1 of its 10 s (under
+    # PIPELINE_SHARE): the pipeline took at most those 1 s; the rest (another program, the
+    # machine) is not input
     (step,) = _tfres_xplane.with_step_alone([_step(10, 0.1, 9, 9, pipeline=1)], [2.0], [1.0])
-    assert step["contention_seconds"] == 0 and step["input_seconds"] == 0.1
+    assert step["contention_seconds"] == 1 and step["input_seconds"] == 1.1
+    assert step["compute_seconds"] == 8
+    # with no pipeline working beside it, the step lost nothing to its input
+    (idle,) = _tfres_xplane.with_step_alone([_step(10, 0.1, 9, 9)], [2.0], [1.0])
+    assert idle["contention_seconds"] == 0 and idle["input_seconds"] == 0.1
+
+
+def test_the_process_cpu_above_the_call_alones_is_the_pipelines_work_beside_it() -> None:
+    # a TextLineDataset's file reads run no op the trace shows (pipeline ops: 1 of 10 s),
+    # yet the process ran 9 CPU seconds in the window's call where the call alone ran 3:
+    # 6 s beside it, above PIPELINE_SHARE, so all 7 s above the call alone are input
+    window = SimpleNamespace(
+        calls_cpu={0: 9.0}, workers_share=None, window_seconds=[], later_seconds=[]
+    )
+    steps = [_step(10, 0.1, 9, 9, pipeline=1)]
+    (step,), _ = _tfres_xplane.window_input(steps, window, [2.0], [2.0], alone_cpu=3.0)
+    assert step["cpu_beside_seconds"] == 6 and step["contention_seconds"] == 7
+    assert step["input_seconds"] == pytest.approx(7.1)
+    # no CPU read for the call alone: the trace's ops alone bound it (1 s)
+    (old,), _ = _tfres_xplane.window_input([_step(10, 0.1, 9, 9, pipeline=1)], window, [2.0])
+    assert "cpu_beside_seconds" not in old and old["contention_seconds"] == 1
+    # a call that ran no more CPU than alone (slowed by other programs): the trace's ops
+    window.calls_cpu = {0: 2.5}
+    (slow,), _ = _tfres_xplane.window_input(
+        [_step(10, 0.1, 9, 9, pipeline=1)], window, [2.0], alone_cpu=3.0
+    )
+    assert slow["cpu_beside_seconds"] == 0 and slow["contention_seconds"] == 1
 
 
 def test_worker_processes_busy_beside_the_steps_count_as_the_pipelines_work() -> None:
@@ -179,8 +207,8 @@ def test_worker_processes_busy_beside_the_steps_count_as_the_pipelines_work() ->
     # of a core per second) puts 3 of the step's 10 s beside it, above PIPELINE_SHARE
     (step,) = _tfres_xplane.with_step_alone([_step(10, 0.1, 9, 9)], [2.0], [1.0], 0.3)
     assert step["contention_seconds"] == 7 and step["input_seconds"] == 7.1
-    (idle,) = _tfres_xplane.with_step_alone([_step(10, 0.1, 9, 9)], [2.0], [1.0], 0.2)
-    assert idle["contention_seconds"] == 0
+    (below,) = _tfres_xplane.with_step_alone([_step(10, 0.1, 9, 9)], [2.0], [1.0], 0.2)
+    assert below["contention_seconds"] == 2
 
 
 def test_a_step_that_waited_counts_all_it_ran_above_the_plain_call_as_input() -> None:

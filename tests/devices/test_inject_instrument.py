@@ -393,6 +393,9 @@ def test_generator_fit_gets_steps_input_wait_and_phases(tmp_path: Path, python: 
     # timed once the program's other threads were idle (a 2-core machine: under the budget)
     assert alone["quiet"] is True and 0 < alone["quiet_wait_seconds"] < 1.0
     assert all("running_seconds" in s for s in record.extra["profile"]["steps"])
+    # the process's CPU in a call alone and, above it, beside each window call
+    assert alone["cpu_seconds"] > 0
+    assert all(s["cpu_beside_seconds"] >= 0 for s in record.extra["profile"]["steps"])
     # the step alone's calls, at exit, are tfres's: no custom loop is seen in them
     assert not [s for s in record.steps if s.get("kind") == "loop"]
     assert not [n for n in record.notes if "not timed" in n], record.notes

@@ -55,12 +55,14 @@ def test_a_step_that_found_its_batch_ready_counts_the_native_work_beside_its_cal
     steps = [
         (0.00, 0.050, 0.0003, 0.040, True, 0.0, 0.055),  # 20 ms of CPU beside: 40% of it
         (0.05, 0.050, 0.0003, 0.040, True, 0.0, 0.045),  # 10 ms beside: under a quarter
-        (0.10, 0.050, 0.0003, 0.040, True, 0.015, 0.035),  # the pipeline's Python, 15 ms
-        (0.15, 0.050, 0.0003, 0.040, True, 0.0, 0.030),  # less CPU than alone: none beside
+        (0.10, 0.050, 0.0003, 0.040, True, 0.0, 0.039),  # 4 ms beside, under a quarter too
+        (0.15, 0.050, 0.0003, 0.040, True, 0.015, 0.035),  # the pipeline's Python, 15 ms
+        (0.20, 0.050, 0.0003, 0.040, True, 0.0, 0.030),  # less CPU than alone: none beside
     ]
     waits = _write(tmp_path, monkeypatch, steps)
-    # counted: the wait, and the call's 10 ms above the function alone
-    assert waits == pytest.approx([0.0103, 0.0003, 0.0103, 0.0003])
+    # counted: the wait, and the call's 10 ms above the function alone; under a quarter of
+    # the step, at most the work beside the call (all 10 ms, then 4 of them)
+    assert waits == pytest.approx([0.0103, 0.0103, 0.0043, 0.0103, 0.0003])
 
 
 def test_a_function_that_reads_its_iterator_in_its_graph_counts_its_call_above_alone(

@@ -68,6 +68,20 @@ def test_the_profiler_window_traces_its_steps_and_says_when_it_stopped(tmp_path:
     assert model.train_function is function  # marked inside the window only
 
 
+def test_the_window_tells_the_process_cpu_in_each_call_by_step(tmp_path: Any) -> None:
+    window = _tfres_window.ProfilerWindow(0, 1, _tfres_xplane.CALL_MARKER, lambda model: None)
+    model = _model()
+    model.fit(_data(), steps_per_epoch=1, epochs=1, verbose=0)  # a train function to mark
+    iterator = iter(_data().repeat())
+    for index in range(3):  # steps 0 and 1 in the window; step 2 stops it
+        window.begin(index, model, lambda: str(tmp_path))
+        model.train_function(iterator)
+        window.end_step()
+    # the process's CPU in the calls inside the window, none in the one after it
+    assert sorted(window.calls_cpu) == [0, 1]
+    assert all(0 < cpu < 5 for cpu in window.calls_cpu.values())
+
+
 def test_the_pydataset_workers_function_is_marked_pickled_by_reference_and_put_back() -> None:
     from keras.src.trainers.data_adapters import py_dataset_adapter as adapter
 

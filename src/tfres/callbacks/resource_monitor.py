@@ -336,7 +336,11 @@ class _ProfileWindow:
                 alone = []
                 self.notes.append(f"the step alone (on a cached batch) was not timed: {err}")
             steps, _ = xplane.window_input(
-                read_profile(self.logdir)["steps"], self.window, alone, self.alone.plain_times
+                read_profile(self.logdir)["steps"],
+                self.window,
+                alone,
+                self.alone.plain_times,
+                self.alone.cpu_seconds,
             )
             for s in steps:
                 step = self.steps.get(s["step"])

@@ -71,6 +71,8 @@ class StepAlone:
         self.cached = None  # the captured batches, repeated, as a dataset of the step's spec
         self.times = []  # seconds of each timed call, under the profiler as in the window
         self.plain_times = []  # the same calls with no profiler running
+        #: the process's CPU seconds in a profiled call, their mean (None until measured)
+        self.cpu_seconds = None
         self.quiet = None  # wait_for_quiet's (seconds waited, quiet or None) before the calls
 
     # -- 1: capture a step's batch, during the step
@@ -171,12 +173,18 @@ class StepAlone:
             except Exception as err:
                 return self._skip("the profiler could not be started (%s)" % err)
 
+            cpu = []
+
             def marked():
+                begin = time.process_time()
                 with marker(call_marker):  # as the window's calls are marked
                     _sync(self.function(own))
+                cpu.append(time.process_time() - begin)
 
             try:
-                return _calls(marked, budget_seconds / 2)
+                times = _calls(marked, budget_seconds / 2)
+                self.cpu_seconds = statistics.fmean(cpu)
+                return times
             finally:
                 tf.profiler.experimental.stop(save=False)
 
@@ -355,6 +363,11 @@ def plain_times():
     return _ONE[0].plain_times if _ONE else []
 
 
+def cpu_seconds():
+    """The process's CPU seconds in a profiled call of the step alone, or None."""
+    return _ONE[0].cpu_seconds if _ONE else None
+
+
 def after_fit(inst, stopping):
     """Once a fit has captured a step's batch, time the step alone at exit (before TensorFlow's
     own exit handlers, registered earlier), so the program's own fit and timings never pay
@@ -393,6 +406,7 @@ def time_now(inst, stopping):
                 "seconds": round(step_alone_seconds(calls), 9),
                 "calls_seconds": [round(t, 9) for t in calls],
                 "plain_calls_seconds": [round(t, 9) for t in one.plain_times],
+                "cpu_seconds": round(one.cpu_seconds, 9),
                 **_tfres_quiet.quiet_fields(one.quiet, inst.note),
                 "cost_seconds": round(time.monotonic() - start, 6),  # copies, profiler too
                 "start_monotonic": start,

@@ -4,7 +4,8 @@
 which step lends its batch to the step alone (:mod:`_tfres_alone`), the TensorBoard step
 marker around each step, the marker around each call of the model's train function and
 around each batch a ``keras.utils.PyDataset`` worker thread makes (read by
-:func:`_tfres_xplane.step_breakdown`), the CPU time of worker processes over the window, and
+:func:`_tfres_xplane.step_breakdown`), the process's CPU time in each of those calls, the CPU
+time of worker processes over the window, and
 the durations of the window's steps and of the unprofiled steps after it in its epoch (read
 by :func:`_tfres_xplane.without_profiler`).
 """
@@ -15,6 +16,7 @@ import sys
 import time
 
 _clock = time.perf_counter
+_cpu = time.process_time
 
 #: the steps just after the window are not unprofiled steps: the first stops the profiler
 #: (or, after a window from step 0, lends its batch to the step alone)
@@ -57,6 +59,10 @@ class ProfilerWindow:
         self.workers_share = None
         self.window_seconds = []
         self.later_seconds = []
+        #: the process's CPU seconds (all its threads) in each call of the train function in
+        #: the window, by step: the step's own math and whatever ran beside it
+        self.calls_cpu = {}
+        self._index = None
         self._traced = False  # whether the profiler started
         self._epoch = None  # the epoch of the window's last traced step
         self._stop_error = None  # what stopping the profiler raised, for stop_error()
@@ -66,6 +72,7 @@ class ProfilerWindow:
 
         if self.state == "on" and index > self.last:
             self.stop()  # and step last + 1 may be the one that lends its batch
+        self._index = index
         if index == lending_step(self.first, self.last):
             self._arm(model)
         if self.state == "waiting" and self.first <= index <= self.last:
@@ -75,10 +82,13 @@ class ProfilerWindow:
             self.state = "on"
             self._traced = True
             self._workers_at = (_clock(), workers_cpu_seconds())
-            self._unmark = mark_calls(model, self._marker)
+            self._unmark = mark_calls(model, self._marker, self._call_cpu)
         if self.state == "on":
             self._trace = tf.profiler.experimental.Trace("train", step_num=index, _r=1)
             self._trace.__enter__()
+
+    def _call_cpu(self, cpu_seconds):
+        self.calls_cpu[self._index] = cpu_seconds
 
     def end_step(self):
         if self._trace is not None:
@@ -172,9 +182,10 @@ def lending_step(first, last):
     return first - 1 if first > 0 else last + 1
 
 
-def mark_calls(model, marker):
+def mark_calls(model, marker, on_call=None):
     """Wrap ``model.train_function`` so that each call runs inside a ``marker`` TraceMe (the
-    window's calls, read by :func:`_tfres_xplane.step_breakdown`). Returns the undo, which
+    window's calls, read by :func:`_tfres_xplane.step_breakdown`) and tells ``on_call`` the
+    process's CPU seconds in it (two ``time.process_time()`` reads). Returns the undo, which
     leaves a function someone else set since then alone."""
     import tensorflow as tf
 
@@ -184,8 +195,13 @@ def mark_calls(model, marker):
     trace = tf.profiler.experimental.Trace
 
     def marked(iterator):
-        with trace(marker):
-            return original(iterator)
+        begin = _cpu()
+        try:
+            with trace(marker):
+                return original(iterator)
+        finally:
+            if on_call is not None:
+                on_call(_cpu() - begin)
 
     model.train_function = marked
 

@@ -277,15 +277,14 @@ def with_step_alone(steps, alone_calls, plain_calls=(), workers_share=None):
       loops over several batches, and the next batch's ``IteratorGetNext`` blocks while the
       last one's ops still run. That much of the wait is the step's compute, and says so in
       ``overlap_seconds``;
-    - a step that did not wait, while the pipeline's threads worked beside it (at least
-      :data:`PIPELINE_SHARE` of the step), is compared like for like with the profiled call;
-    - a step with no pipeline working beside it lost nothing to its input: whatever else
-      slowed it (other programs, the machine) is not input.
+    - a step that did not wait is compared like for like with the profiled call
+      (:func:`slowed_by_input`).
 
-    The pipeline's work beside a step is its threads' ops in the trace (``pipeline_seconds``)
-    plus, for worker processes the trace cannot see (a ``PyDataset`` with
-    ``use_multiprocessing``), ``workers_share`` of the step: their CPU seconds per second
-    over the window (:attr:`_tfres_window.ProfilerWindow.workers_share`).
+    The pipeline's work beside a step: its threads' ops in the trace (``pipeline_seconds``)
+    or, where more, the process's CPU in the call above the call alone's
+    (``cpu_beside_seconds``, :func:`window_input`; a ``TextLineDataset``'s file reads run no
+    op the trace shows), plus ``workers_share`` of the step for worker processes (a
+    ``PyDataset``'s pool: :attr:`_tfres_window.ProfilerWindow.workers_share`).
 
     Without a timing, ``steps`` is returned as read."""
     timed = [s for s in steps if s["kind"] == "fit" and "running_seconds" in s]
@@ -295,22 +294,18 @@ def with_step_alone(steps, alone_calls, plain_calls=(), workers_share=None):
     plain = step_alone_seconds(plain_calls) if plain_calls else alone
 
     def beside(step):
-        return step.get("pipeline_seconds", 0.0) + (workers_share or 0.0) * step["duration_seconds"]
+        native = max(step.get("pipeline_seconds", 0.0), step.get("cpu_beside_seconds", 0.0))
+        return native + (workers_share or 0.0) * step["duration_seconds"]
 
     for s in timed:
         if waited(s):
             _against_plain(s, plain)
             continue
-        if beside(s) >= PIPELINE_SHARE * s["duration_seconds"]:
-            lost = s["running_seconds"] - alone
-        else:
-            lost = 0.0
-        slower = min(max(0.0, lost), s["running_seconds"])
-        s["input_seconds"] = min(s["duration_seconds"], s["input_seconds"] + slower)
-        s["compute_seconds"] = min(s["compute_seconds"], s["running_seconds"] - slower)
-        s["other_seconds"] = max(
-            0.0, s["duration_seconds"] - s["input_seconds"] - s["compute_seconds"]
-        )
+        duration, run = s["duration_seconds"], s["running_seconds"]
+        slower = slowed_by_input(False, duration, run, alone, beside(s)) or 0.0
+        s["input_seconds"] = min(duration, s["input_seconds"] + slower)
+        s["compute_seconds"] = min(s["compute_seconds"], run - slower)
+        s["other_seconds"] = max(0.0, duration - s["input_seconds"] - s["compute_seconds"])
         s["contention_seconds"] = slower
     return steps
 
@@ -404,12 +399,15 @@ def without_profiler(steps, extra_seconds, call_seconds=None):
     return steps
 
 
-def window_input(steps, window, alone_calls, plain_calls=()):
-    """The steps of a profiler window's trace with their input read as both the hook and
-    ``ResourceMonitor`` read it: against the step alone (:func:`with_step_alone`, with the
-    window's worker processes), less the profiler's own cost (:func:`without_profiler`).
-    ``window`` is the :class:`_tfres_window.ProfilerWindow`. Returns the steps and that cost
-    per step (None where it could not be told)."""
+def window_input(steps, window, alone_calls, plain_calls=(), alone_cpu=None):
+    """A profiler window's steps, their input read as the hook and ``ResourceMonitor`` read
+    it: against the step alone (:func:`with_step_alone`; the window's worker processes, its
+    calls' CPU above ``alone_cpu``, a call alone's), less the profiler's own cost
+    (:func:`without_profiler`). ``window``: the :class:`_tfres_window.ProfilerWindow`.
+    Returns the steps and that cost per step (None where it could not be told)."""
+    for s in steps if alone_cpu is not None else ():
+        if s["step"] in window.calls_cpu and s["kind"] == "fit":
+            s["cpu_beside_seconds"] = max(0.0, window.calls_cpu[s["step"]] - alone_cpu)
     steps = with_step_alone(steps, alone_calls, plain_calls, window.workers_share)
     extra = profiler_seconds(window.window_seconds, window.later_seconds)
     own = None
@@ -440,11 +438,12 @@ def loop_step_input(
 
 
 def slowed_by_input(waited, duration_seconds, call_seconds, alone_seconds, beside_seconds):
-    """What a call ran above the call alone, where its tf.data pipeline is why, else None. The
-    pipeline runs on its own threads beside the call (its cores, its Python's hold on the
-    GIL): the step ``waited`` for it (it lasts as long as the pipeline takes), or the
-    pipeline worked beside it for at least :data:`PIPELINE_SHARE` of the step
-    (``beside_seconds``: a batch was ready, but making the next one slowed this call)."""
-    if not (waited or beside_seconds >= PIPELINE_SHARE * duration_seconds):
-        return None
-    return min(call_seconds, max(0.0, call_seconds - alone_seconds))
+    """What a call ran above the call alone that its tf.data pipeline took, on its own
+    threads beside the call (cores, the GIL): all of it where the step ``waited`` (it lasts
+    as long as the pipeline takes) or the pipeline worked beside it (``beside_seconds``) for
+    :data:`PIPELINE_SHARE` of the step or more; below that, at most that work, the rest
+    (other programs) not input. None where the pipeline did neither."""
+    slower = min(call_seconds, max(0.0, call_seconds - alone_seconds))
+    if waited or beside_seconds >= PIPELINE_SHARE * duration_seconds:
+        return slower
+    return min(slower, beside_seconds) if beside_seconds > 0 else None
