@@ -180,24 +180,27 @@ def test_a_step_with_little_pipeline_work_beside_it_lost_at_most_that_work() -> 
     assert idle["contention_seconds"] == 0 and idle["input_seconds"] == 0.1
 
 
-def test_the_process_cpu_above_the_call_alones_is_the_pipelines_work_beside_it() -> None:
+def test_the_process_cpu_above_a_plain_call_alones_is_the_pipelines_work_beside_it() -> None:
     # a TextLineDataset's file reads run no op the trace shows (pipeline ops: 1 of 10 s),
-    # yet the process ran 9 CPU seconds in the window's call where the call alone ran 3:
-    # 6 s beside it, above PIPELINE_SHARE, so all 7 s above the call alone are input
+    # yet the unprofiled calls after the window ran 9 CPU seconds where a plain call alone
+    # ran 3: 6 s beside each step, above PIPELINE_SHARE, so all 7 s above the call alone are
+    # input
+    def cpu_beside_seconds(plain_cpu: float | None) -> float | None:
+        return None if plain_cpu is None else max(0.0, 9.0 - plain_cpu)
+
     window = SimpleNamespace(
-        calls_cpu={0: 9.0}, workers_share=None, window_seconds=[], later_seconds=[]
+        workers_share=None, profiler_seconds=lambda: None, cpu_beside_seconds=cpu_beside_seconds
     )
     steps = [_step(10, 0.1, 9, 9, pipeline=1)]
-    (step,), _ = _tfres_xplane.window_input(steps, window, [2.0], [2.0], alone_cpu=3.0)
+    (step,), _ = _tfres_xplane.window_input(steps, window, [2.0], [2.0], plain_cpu=3.0)
     assert step["cpu_beside_seconds"] == 6 and step["contention_seconds"] == 7
     assert step["input_seconds"] == pytest.approx(7.1)
     # no CPU read for the call alone: the trace's ops alone bound it (1 s)
     (old,), _ = _tfres_xplane.window_input([_step(10, 0.1, 9, 9, pipeline=1)], window, [2.0])
     assert "cpu_beside_seconds" not in old and old["contention_seconds"] == 1
-    # a call that ran no more CPU than alone (slowed by other programs): the trace's ops
-    window.calls_cpu = {0: 2.5}
+    # calls that ran no more CPU than alone (slowed by other programs): the trace's ops
     (slow,), _ = _tfres_xplane.window_input(
-        [_step(10, 0.1, 9, 9, pipeline=1)], window, [2.0], alone_cpu=3.0
+        [_step(10, 0.1, 9, 9, pipeline=1)], window, [2.0], plain_cpu=9.5
     )
     assert slow["cpu_beside_seconds"] == 0 and slow["contention_seconds"] == 1
 
@@ -368,21 +371,6 @@ def test_a_loop_handed_an_object_it_cannot_call_again_on_is_not_timed() -> None:
     )
     assert alone.measure(0.5) is None
     assert len(notes) == 1 and "an argument is a Batches" in notes[0]
-
-
-def test_the_profilers_cost_is_the_windows_median_step_above_the_unprofiled_ones() -> None:
-    later = [0.044, 0.043, 0.045, 0.044, 0.046]
-    window = [0.051, 0.050, 0.052]
-    assert _tfres_xplane.profiler_seconds(window, later) == pytest.approx(0.007)
-    faster = [0.041, 0.040, 0.042]
-    assert _tfres_xplane.profiler_seconds(faster, later) == 0.0  # the window ran no slower
-    # too few steps after the window (an epoch that ended soon after it), or none in it
-    assert _tfres_xplane.profiler_seconds(window, later[:4]) is None
-    assert _tfres_xplane.profiler_seconds([], later) is None
-    # a window 48% slower: the profiler traces every op of a busy pipeline (seen: 45%)
-    assert _tfres_xplane.profiler_seconds([0.065], later) == pytest.approx(0.021)
-    # a window more than twice as slow: the program changed speed (a cache filled)
-    assert _tfres_xplane.profiler_seconds([0.089], later) is None
 
 
 def test_a_step_that_waited_gives_the_profilers_cost_up_from_its_input() -> None:

@@ -20,9 +20,7 @@ sys.path.remove(str(INJECT_DIR))
 def _loop(name: str, steps: list[tuple[float, float, float]], *, eager: bool = False):
     """A loop's stats as `_tfres_loops` keeps them: (begin, step seconds, wait, call)."""
     rows = [(begin, step, None, call) for begin, step, call in steps]
-    return SimpleNamespace(
-        name=name, eager=eager, steps=rows, last_end=rows[-1][0] + rows[-1][1]
-    )
+    return SimpleNamespace(name=name, eager=eager, steps=rows, last_end=rows[-1][0] + rows[-1][1])
 
 
 def _steady(n: int, t0: float, step: float = 0.01, call: float = 0.008):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
+import statistics
 import time
 from typing import Any
 
@@ -65,21 +66,55 @@ def test_the_profiler_window_traces_its_steps_and_says_when_it_stopped(tmp_path:
     assert window.stop_error() is None
     assert window.state == "done" and stopped == [window] and window.logdir == str(tmp_path)
     assert list(tmp_path.glob("plugins/profile/*/*.xplane.pb"))
-    assert model.train_function is function  # marked inside the window only
+    # still marked, to read the CPU of the unprofiled calls after the window; then put back
+    assert model.train_function is not function
+    window.release()
+    assert model.train_function is function
 
 
-def test_the_window_tells_the_process_cpu_in_each_call_by_step(tmp_path: Any) -> None:
+def test_the_window_reads_the_process_cpu_in_each_call_and_after_it_the_pipelines(
+    tmp_path: Any,
+) -> None:
     window = _tfres_window.ProfilerWindow(0, 1, _tfres_xplane.CALL_MARKER, lambda model: None)
     model = _model()
     model.fit(_data(), steps_per_epoch=1, epochs=1, verbose=0)  # a train function to mark
+    function = model.train_function
     iterator = iter(_data().repeat())
-    for index in range(3):  # steps 0 and 1 in the window; step 2 stops it
+    for index in range(9):  # steps 0 and 1 in the window, 2 and 3 stop it, 4-8 unprofiled
+        window.begin(index, model, lambda: str(tmp_path))
+        start = time.perf_counter()
+        model.train_function(iterator)
+        window.end_step()
+        window.timed(index, 0, time.perf_counter() - start)
+    # the process's CPU in every call, by step, the window's and the unprofiled ones
+    assert sorted(window.calls_cpu) == list(range(9))
+    assert all(0 < cpu < 5 for cpu in window.calls_cpu.values())
+    # the pipeline's work beside a step: the unprofiled calls' median above a plain call's
+    later = statistics.median(window.calls_cpu[i] for i in range(4, 9))
+    assert window.cpu_beside_seconds(later / 4) == pytest.approx(later * 3 / 4)
+    assert window.cpu_beside_seconds(1000.0) == 0.0  # no more than the call alone
+    assert window.cpu_beside_seconds(None) is None  # the call alone was not read
+    # a later call in a step (the step alone's, at exit) is not the step's own
+    own = window.calls_cpu[8]
+    model.train_function(iterator)
+    assert window.calls_cpu[8] == own
+    # the window's epoch ends: the train function is put back
+    window.timed(9, 1, 0.01)
+    assert model.train_function is function
+
+
+def test_too_few_unprofiled_calls_after_the_window_tell_no_cpu_beside(tmp_path: Any) -> None:
+    window = _tfres_window.ProfilerWindow(0, 0, _tfres_xplane.CALL_MARKER, lambda model: None)
+    model = _model()
+    model.fit(_data(), steps_per_epoch=1, epochs=1, verbose=0)
+    iterator = iter(_data().repeat())
+    for index in range(7):  # steps 3-6 unprofiled: 4, under MIN_LATER
         window.begin(index, model, lambda: str(tmp_path))
         model.train_function(iterator)
         window.end_step()
-    # the process's CPU in the calls inside the window, none in the one after it
-    assert sorted(window.calls_cpu) == [0, 1]
-    assert all(0 < cpu < 5 for cpu in window.calls_cpu.values())
+        window.timed(index, 0, 0.01)
+    assert _tfres_window.MIN_LATER == 5
+    assert window.cpu_beside_seconds(0.0) is None
 
 
 def test_the_pydataset_workers_function_is_marked_pickled_by_reference_and_put_back() -> None:
@@ -139,6 +174,29 @@ def test_the_window_keeps_its_steps_and_the_unprofiled_ones_after_it_in_its_epoc
     # steps 4 and 5 stop the profiler and follow it (SKIP_AFTER); steps 10-11 are epoch 1
     assert _tfres_window.SKIP_AFTER == 2
     assert window.later_seconds == [seconds[i] for i in range(6, 10)]
+    # step 1 before the window (step 0 traces the function), in the window's epoch
+    assert window.before_seconds == [seconds[1]]
+
+
+def test_the_profilers_cost_is_the_windows_median_step_above_the_unprofiled_ones() -> None:
+    later = [0.044, 0.043, 0.045, 0.044, 0.046]
+    window = [0.051, 0.050, 0.052]
+    assert _tfres_window.profiler_seconds(window, later) == pytest.approx(0.007)
+    faster = [0.041, 0.040, 0.042]
+    assert _tfres_window.profiler_seconds(faster, later) == 0.0  # the window ran no slower
+    # too few steps after the window (an epoch that ended soon after it), or none in it
+    assert _tfres_window.profiler_seconds(window, later[:4]) is None
+    assert _tfres_window.profiler_seconds([], later) is None
+    # a window 48% slower: the profiler traces every op of a busy pipeline (seen: 45%)
+    assert _tfres_window.profiler_seconds([0.065], later) == pytest.approx(0.021)
+    # a window more than twice as slow: the program changed speed (a cache filled)...
+    assert _tfres_window.profiler_seconds([0.089], later) is None
+    assert _tfres_window.profiler_seconds([0.089], later, [0.120, 0.118, 0.125]) is None
+    # ...unless it ran as fast before the window as after it: only the window was slower
+    # (a Keras LSTM: 0.29 s steps traced, 0.15 s before and after)
+    steady = [0.046, 0.047, 0.044]
+    assert _tfres_window.profiler_seconds([0.089], later, steady) == pytest.approx(0.045)
+    assert _tfres_window.profiler_seconds([0.089], later, steady[:2]) is None  # too few
 
 
 def test_a_window_that_never_traced_keeps_no_steps(tmp_path: Any) -> None:

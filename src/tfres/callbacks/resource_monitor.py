@@ -318,6 +318,7 @@ class _ProfileWindow:
 
         if self.window is not None:
             self.window.stop()
+            self.window.release()
             error = self.window.stop_error()
             if error is not None:
                 self.notes.append(f"the profiler did not stop cleanly: {error}")
@@ -340,7 +341,7 @@ class _ProfileWindow:
                 self.window,
                 alone,
                 self.alone.plain_times,
-                self.alone.cpu_seconds,
+                self.alone.plain_cpu_seconds,
             )
             for s in steps:
                 step = self.steps.get(s["step"])

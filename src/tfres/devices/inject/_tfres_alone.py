@@ -73,6 +73,7 @@ class StepAlone:
         self.plain_times = []  # the same calls with no profiler running
         #: the process's CPU seconds in a profiled call, their mean (None until measured)
         self.cpu_seconds = None
+        self.plain_cpu_seconds = None  # the same in a plain call
         self.quiet = None  # wait_for_quiet's (seconds waited, quiet or None) before the calls
 
     # -- 1: capture a step's batch, during the step
@@ -164,7 +165,9 @@ class StepAlone:
             self.quiet = _tfres_quiet.wait_for_quiet(budget_seconds)
             # a step that waits for its input lasts as long as the pipeline takes, whatever
             # the profiler adds to its math: against such steps the plain call is the one
-            self.plain_times = _calls(lambda: _sync(self.function(own)), budget_seconds / 2)
+            cpu = []
+            self.plain_times = _calls(lambda: _sync(self.function(own)), budget_seconds / 2, cpu)
+            self.plain_cpu_seconds = statistics.fmean(cpu)
             try:
                 # the window's steps ran under the profiler, which slows some steps by a third
                 # (an event per op): against steps that did not wait, the step alone runs
@@ -173,16 +176,13 @@ class StepAlone:
             except Exception as err:
                 return self._skip("the profiler could not be started (%s)" % err)
 
-            cpu = []
-
             def marked():
-                begin = time.process_time()
                 with marker(call_marker):  # as the window's calls are marked
                     _sync(self.function(own))
-                cpu.append(time.process_time() - begin)
 
+            cpu = []
             try:
-                times = _calls(marked, budget_seconds / 2)
+                times = _calls(marked, budget_seconds / 2, cpu)
                 self.cpu_seconds = statistics.fmean(cpu)
                 return times
             finally:
@@ -213,16 +213,18 @@ def _put_back(variables):
             v.assign(value)
 
 
-def _calls(call, budget_seconds):
+def _calls(call, budget_seconds, cpu):
     """Seconds of :data:`MIN_CALLS` to :data:`MAX_CALLS` calls of ``call``, more than the
-    minimum only while they fit in ``budget_seconds``."""
+    minimum only while they fit in ``budget_seconds``; the process's CPU seconds in each
+    call are appended to ``cpu``."""
     times = []
     while len(times) < MIN_CALLS or (
         len(times) < MAX_CALLS and sum(times) + times[-1] <= budget_seconds
     ):
-        start = _clock()
+        start, begin = _clock(), time.process_time()
         call()
         times.append(_clock() - start)
+        cpu.append(time.process_time() - begin)
     return times
 
 
@@ -289,17 +291,10 @@ class LoopCallAlone:
             )
 
         cpu = []
-
-        def once():
-            begin = time.process_time()
-            _sync(run())
-            cpu.append(time.process_time() - begin)
-
         with _put_back(variables):
-            once()  # the first call after the loop may run cold
+            _sync(run())  # the first call after the loop may run cold
             self.quiet = _tfres_quiet.wait_for_quiet(budget_seconds)
-            del cpu[:]
-            self.times = _calls(once, budget_seconds)
+            self.times = _calls(lambda: _sync(run()), budget_seconds, cpu)
         self.cpu_seconds = statistics.fmean(cpu)
         return self.times
 
@@ -363,9 +358,9 @@ def plain_times():
     return _ONE[0].plain_times if _ONE else []
 
 
-def cpu_seconds():
-    """The process's CPU seconds in a profiled call of the step alone, or None."""
-    return _ONE[0].cpu_seconds if _ONE else None
+def plain_cpu_seconds():
+    """The process's CPU seconds in a plain call of the step alone, or None."""
+    return _ONE[0].plain_cpu_seconds if _ONE else None
 
 
 def after_fit(inst, stopping):
@@ -407,6 +402,7 @@ def time_now(inst, stopping):
                 "calls_seconds": [round(t, 9) for t in calls],
                 "plain_calls_seconds": [round(t, 9) for t in one.plain_times],
                 "cpu_seconds": round(one.cpu_seconds, 9),
+                "plain_cpu_seconds": round(one.plain_cpu_seconds, 9),
                 **_tfres_quiet.quiet_fields(one.quiet, inst.note),
                 "cost_seconds": round(time.monotonic() - start, 6),  # copies, profiler too
                 "start_monotonic": start,

@@ -366,7 +366,7 @@ def _read_profile(inst, window, user):
         return
     timed = alone.times()
     steps, extra = xplane.window_input(
-        xplane.step_breakdown(path), window, timed, alone.plain_times(), alone.cpu_seconds()
+        xplane.step_breakdown(path), window, timed, alone.plain_times(), alone.plain_cpu_seconds()
     )
     for s in steps:
         line = {

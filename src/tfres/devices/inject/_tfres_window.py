@@ -4,14 +4,16 @@
 which step lends its batch to the step alone (:mod:`_tfres_alone`), the TensorBoard step
 marker around each step, the marker around each call of the model's train function and
 around each batch a ``keras.utils.PyDataset`` worker thread makes (read by
-:func:`_tfres_xplane.step_breakdown`), the process's CPU time in each of those calls, the CPU
-time of worker processes over the window, and
-the durations of the window's steps and of the unprofiled steps after it in its epoch (read
-by :func:`_tfres_xplane.without_profiler`).
+:func:`_tfres_xplane.step_breakdown`), the CPU time of worker processes over the window, and
+the durations of the window's steps and of the unprofiled steps around it in its epoch, and
+from them what the profiler added to each step (:meth:`ProfilerWindow.profiler_seconds`,
+given up by :func:`_tfres_xplane.without_profiler`), and the process's CPU time in the calls
+after it, the pipeline's work beside a step (:meth:`ProfilerWindow.cpu_beside_seconds`).
 """
 
 import functools
 import os
+import statistics
 import sys
 import time
 
@@ -23,6 +25,37 @@ _cpu = time.process_time
 SKIP_AFTER = 2
 #: unprofiled steps kept after the window: enough for a steady median
 LATER_STEPS = 100
+#: unprofiled steps needed after the window for their median to stand for the program's speed
+MIN_LATER = 5
+#: a window's median step this much longer than the unprofiled one (a share of it) is not the
+#: profiler's cost alone: the program changed speed (a ``cache()`` filled, other work began).
+#: The profiler has been measured at up to 45% of a step (a serial ``map`` of many small TF
+#: ops, every one traced): twice the step is far past that...
+MAX_PROFILER_SHARE = 1.0
+#: ...unless the program ran as fast before the window as after it (medians within this share
+#: of each other, over :data:`MIN_BEFORE` steps or more): then only the window was slower, and
+#: the profiler made it so (seen: a Keras LSTM's loop of small ops, twice its step traced)
+STEADY_SHARE = 0.2
+MIN_BEFORE = 3
+
+
+def profiler_seconds(window_seconds, later_seconds, before_seconds=()):
+    """What the profiler added to each step of its window: the window's median step above
+    the median unprofiled step after it, in the same epoch, as the program timed both
+    (:meth:`ProfilerWindow.timed`). ``0.0`` where the window ran no slower; None where it
+    cannot be told: fewer than :data:`MIN_LATER` steps after the window, or a difference above
+    :data:`MAX_PROFILER_SHARE` of the unprofiled step where the steps ``before_seconds`` the
+    window do not show the program as fast then (:data:`STEADY_SHARE`)."""
+    if not window_seconds or len(later_seconds) < MIN_LATER:
+        return None
+    unprofiled = statistics.median(later_seconds)
+    extra = statistics.median(window_seconds) - unprofiled
+    steady = len(before_seconds) >= MIN_BEFORE and (
+        abs(statistics.median(before_seconds) - unprofiled) <= STEADY_SHARE * unprofiled
+    )
+    if extra > MAX_PROFILER_SHARE * unprofiled and not steady:
+        return None
+    return max(0.0, extra)
 
 
 class ProfilerWindow:
@@ -42,7 +75,8 @@ class ProfilerWindow:
     :meth:`timed` is told each train step's duration (as the caller times it, the same for
     every step): it keeps the window's steps' in ``window_seconds`` and, from the epoch of
     the window's last step, those of up to :data:`LATER_STEPS` steps after the window (past
-    the first :data:`SKIP_AFTER`) in ``later_seconds``, the program's speed unprofiled."""
+    the first :data:`SKIP_AFTER`) in ``later_seconds``, the program's speed unprofiled, and
+    those before it (:attr:`before_seconds`)."""
 
     def __init__(self, first, last, marker, arm, stopped=None):
         self.first, self.last = first, last
@@ -59,9 +93,12 @@ class ProfilerWindow:
         self.workers_share = None
         self.window_seconds = []
         self.later_seconds = []
-        #: the process's CPU seconds (all its threads) in each call of the train function in
-        #: the window, by step: the step's own math and whatever ran beside it
+        self._before = []  # (epoch, seconds) of the steps before the window, past the first
+        #: the process's CPU seconds (all its threads) in each call of the train function, by
+        #: step, from the window's first to its last unprofiled step: the step's own math and
+        #: whatever ran beside it
         self.calls_cpu = {}
+        self._later_steps = []  # the steps of later_seconds
         self._index = None
         self._traced = False  # whether the profiler started
         self._epoch = None  # the epoch of the window's last traced step
@@ -88,7 +125,8 @@ class ProfilerWindow:
             self._trace.__enter__()
 
     def _call_cpu(self, cpu_seconds):
-        self.calls_cpu[self._index] = cpu_seconds
+        # a step's own call comes first: a later call in it (the step alone's, at exit) is not it
+        self.calls_cpu.setdefault(self._index, cpu_seconds)
 
     def end_step(self):
         if self._trace is not None:
@@ -98,6 +136,8 @@ class ProfilerWindow:
     def timed(self, index, epoch, duration_seconds):
         """Train step ``index`` of ``epoch`` lasted ``duration_seconds``."""
         if self.state == "waiting":
+            if index:  # the first step traces the function
+                self._before.append((epoch, duration_seconds))
             return
         if self.first <= index <= self.last:
             if self._traced:
@@ -109,6 +149,37 @@ class ProfilerWindow:
             and len(self.later_seconds) < LATER_STEPS
         ):
             self.later_seconds.append(duration_seconds)
+            self._later_steps.append(index)
+        if index > self.last and (epoch != self._epoch or len(self.later_seconds) >= LATER_STEPS):
+            self.release()
+
+    def release(self):
+        """Put the model's train function back (:func:`mark_calls`). The window leaves it
+        marked after the profiler stops, to read the CPU of the unprofiled calls after it,
+        until it has :data:`LATER_STEPS` of them or the window's epoch ends."""
+        if self._unmark is not None:
+            unmark, self._unmark = self._unmark, None
+            unmark()
+
+    def cpu_beside_seconds(self, plain_cpu_seconds):
+        """The pipeline's work beside a step, in CPU seconds: the process's CPU in the
+        unprofiled calls after the window (their median) above a call alone's with no
+        profiler (``plain_cpu_seconds``), unprofiled both, so the profiler's own CPU (an
+        event per op, more for each step it traced) is in neither. None where fewer than
+        :data:`MIN_LATER` of those calls were read, or the call alone's was not."""
+        cpu = [self.calls_cpu[i] for i in self._later_steps if i in self.calls_cpu]
+        if plain_cpu_seconds is None or len(cpu) < MIN_LATER:
+            return None
+        return max(0.0, statistics.median(cpu) - plain_cpu_seconds)
+
+    @property
+    def before_seconds(self):
+        """The durations of the steps before the window in its epoch, past the first step."""
+        return [seconds for epoch, seconds in self._before if epoch == self._epoch]
+
+    def profiler_seconds(self):
+        """What the profiler added to each step of the window (:func:`profiler_seconds`)."""
+        return profiler_seconds(self.window_seconds, self.later_seconds, self.before_seconds)
 
     def stop(self):
         """Stop the profiler if it runs; True if it did. What stopping TensorFlow's profiler
@@ -124,9 +195,6 @@ class ProfilerWindow:
 
         try:
             self.end_step()
-            if self._unmark is not None:
-                self._unmark()
-                self._unmark = None
             tf.profiler.experimental.stop()
             self.workers_share = _share_since(self._workers_at)
         except Exception as err:

@@ -281,9 +281,9 @@ def with_step_alone(steps, alone_calls, plain_calls=(), workers_share=None):
       (:func:`slowed_by_input`).
 
     The pipeline's work beside a step: its threads' ops in the trace (``pipeline_seconds``)
-    or, where more, the process's CPU in the call above the call alone's
-    (``cpu_beside_seconds``, :func:`window_input`; a ``TextLineDataset``'s file reads run no
-    op the trace shows), plus ``workers_share`` of the step for worker processes (a
+    or, where more, the process's CPU in an unprofiled call after the window above a plain
+    call alone's (``cpu_beside_seconds``, :func:`window_input`; a ``TextLineDataset``'s file
+    reads run no op the trace shows), plus ``workers_share`` of the step for worker processes (a
     ``PyDataset``'s pool: :attr:`_tfres_window.ProfilerWindow.workers_share`).
 
     Without a timing, ``steps`` is returned as read."""
@@ -334,33 +334,11 @@ METHOD = (
     "time above the same step alone on a cached batch; less what the profiler added to the "
     "window's steps (their median above the unprofiled steps after them)"
 )
-#: unprofiled steps needed after the window for their median to stand for the program's speed
-MIN_LATER = 5
-#: a window's median step this much longer than the unprofiled one (a share of it) is not the
-#: profiler's cost alone: the program changed speed (a ``cache()`` filled, other work began).
-#: The profiler has been measured at up to 45% of a step (a serial ``map`` of many small TF
-#: ops, every one traced): twice the step is far past that
-MAX_PROFILER_SHARE = 1.0
-
-
-def profiler_seconds(window_seconds, later_seconds):
-    """What the profiler added to each step of its window: the window's median step above
-    the median unprofiled step after it, in the same epoch, as the program timed both
-    (:meth:`_tfres_window.ProfilerWindow.timed`). ``0.0`` where the window ran no slower;
-    None where it cannot be told: fewer than :data:`MIN_LATER` steps after the window, or a
-    difference above :data:`MAX_PROFILER_SHARE` of the unprofiled step."""
-    if not window_seconds or len(later_seconds) < MIN_LATER:
-        return None
-    unprofiled = statistics.median(later_seconds)
-    extra = statistics.median(window_seconds) - unprofiled
-    if extra > MAX_PROFILER_SHARE * unprofiled:
-        return None
-    return max(0.0, extra)
 
 
 def without_profiler(steps, extra_seconds, call_seconds=None):
     """``steps`` (:func:`with_step_alone`'s) as unprofiled steps would run them: each train
-    step gives up ``extra_seconds`` (:func:`profiler_seconds`), at most the part of it
+    step gives up ``extra_seconds`` (:func:`_tfres_window.profiler_seconds`), at most the part of it
     that the profiler slowed, and says so in ``profiler_seconds``.
 
     The profiler's events slow the step's function and, more, the pipeline's ops and Python
@@ -399,17 +377,18 @@ def without_profiler(steps, extra_seconds, call_seconds=None):
     return steps
 
 
-def window_input(steps, window, alone_calls, plain_calls=(), alone_cpu=None):
+def window_input(steps, window, alone_calls, plain_calls=(), plain_cpu=None):
     """A profiler window's steps, their input read as the hook and ``ResourceMonitor`` read
-    it: against the step alone (:func:`with_step_alone`; the window's worker processes, its
-    calls' CPU above ``alone_cpu``, a call alone's), less the profiler's own cost
-    (:func:`without_profiler`). ``window``: the :class:`_tfres_window.ProfilerWindow`.
+    it: against the step alone (:func:`with_step_alone`; the window's worker processes, the
+    CPU of the calls after it above ``plain_cpu``, a plain call alone's), less the profiler's
+    own cost (:func:`without_profiler`). ``window``: the :class:`_tfres_window.ProfilerWindow`.
     Returns the steps and that cost per step (None where it could not be told)."""
-    for s in steps if alone_cpu is not None else ():
-        if s["step"] in window.calls_cpu and s["kind"] == "fit":
-            s["cpu_beside_seconds"] = max(0.0, window.calls_cpu[s["step"]] - alone_cpu)
+    beside = window.cpu_beside_seconds(plain_cpu)
+    for s in steps if beside is not None else ():
+        if s["kind"] == "fit":
+            s["cpu_beside_seconds"] = beside
     steps = with_step_alone(steps, alone_calls, plain_calls, window.workers_share)
-    extra = profiler_seconds(window.window_seconds, window.later_seconds)
+    extra = window.profiler_seconds()
     own = None
     if alone_calls and plain_calls:
         own = max(0.0, step_alone_seconds(alone_calls) - step_alone_seconds(plain_calls))
