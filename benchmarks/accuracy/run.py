@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen30/``, each written by a
+For each script of the set (``unseen/`` to ``unseen32/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -653,6 +653,48 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_deviceinspect_radiology": ("start-up", ("startup",), ()),
+    # unseen31/ (helper-46) and unseen32/ (helper-49), session 37; entries from the file
+    # names, written before reading the scripts
+    "checkpoint_ckptwrite_customloop_demand": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_bigru_fit_speech": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_mha_customloop_trajectories": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_validfreq_fraud": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_bucketseq_serialmap_proteins": ("input", ("input_bound",), ()),
+    "input_imagedir_augment_plantleaf": ("input", ("input_bound",), ()),
+    "input_jsonl_customloop_sensorlogs": ("input", ("input_bound",), ()),
+    "input_memmap_randomread_satellite": ("input", ("input_bound",), ()),
+    "input_mppool_spectrogram_seismic": ("input", ("input_bound",), ()),
+    "input_textdir_vectorize_tickets": ("input", ("input_bound",), ()),
+    "memory_gradlist_customloop_churn": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_devices_summary_retail": ("start-up", ("startup",), ()),
+    "checkpoint_keras_every_epoch_fraud": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_gru_fit_weather": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_transformer_customloop_logs": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_holdout_auc_churn": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_decodejpeg_colorjitter_shelves": ("input", ("input_bound",), ()),
+    "input_groupbywindow_ngrams_tickets": ("input", ("input_bound",), ()),
+    "input_processpool_kmers_genomics": ("input", ("input_bound",), ()),
+    "input_timeseries_stft_turbines": ("input", ("input_bound",), ()),
+    "input_unbatchfilter_riskscore_payments": ("input", ("input_bound",), ()),
+    "input_xmlparse_generator_invoices": ("input", ("input_bound",), ()),
+    "memory_weight_history_recsys": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_devices_predict_catalog": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
