@@ -92,13 +92,12 @@ class ProfilerWindow:
         #: pool) over the window, per second of it; None where it could not be read
         self.workers_share = None
         self.window_seconds = []
-        self.later_seconds = []
+        self._later = []  # (step, seconds) of the unprofiled steps after the window
         self._before = []  # (epoch, seconds) of the steps before the window, past the first
         #: the process's CPU seconds (all its threads) in each call of the train function, by
         #: step, from the window's first to its last unprofiled step: the step's own math and
         #: whatever ran beside it
         self.calls_cpu = {}
-        self._later_steps = []  # the steps of later_seconds
         self._index = None
         self._traced = False  # whether the profiler started
         self._epoch = None  # the epoch of the window's last traced step
@@ -146,11 +145,10 @@ class ProfilerWindow:
         elif (
             index > self.last + SKIP_AFTER
             and epoch == self._epoch
-            and len(self.later_seconds) < LATER_STEPS
+            and len(self._later) < LATER_STEPS
         ):
-            self.later_seconds.append(duration_seconds)
-            self._later_steps.append(index)
-        if index > self.last and (epoch != self._epoch or len(self.later_seconds) >= LATER_STEPS):
+            self._later.append((index, duration_seconds))
+        if index > self.last and (epoch != self._epoch or len(self._later) >= LATER_STEPS):
             self.release()
 
     def release(self):
@@ -167,10 +165,15 @@ class ProfilerWindow:
         profiler (``plain_cpu_seconds``), unprofiled both, so the profiler's own CPU (an
         event per op, more for each step it traced) is in neither. None where fewer than
         :data:`MIN_LATER` of those calls were read, or the call alone's was not."""
-        cpu = [self.calls_cpu[i] for i in self._later_steps if i in self.calls_cpu]
+        cpu = [self.calls_cpu[i] for i, _ in self._later if i in self.calls_cpu]
         if plain_cpu_seconds is None or len(cpu) < MIN_LATER:
             return None
         return max(0.0, statistics.median(cpu) - plain_cpu_seconds)
+
+    @property
+    def later_seconds(self):
+        """The durations of the unprofiled steps after the window (:meth:`timed`)."""
+        return [seconds for _, seconds in self._later]
 
     @property
     def before_seconds(self):
