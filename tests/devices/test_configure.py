@@ -256,3 +256,36 @@ def test_injection_costs_nothing_to_a_child_without_tensorflow() -> None:
     )
     assert run.stdout.split() == ["False", "TensorflowHook"]
     assert run.stderr == ""
+
+
+def _own_argv(queue) -> None:  # a pool worker's start: sent back as it is
+    queue.put(list(sys.orig_argv))
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_a_process_pools_workers_are_told_from_programs(method: str) -> None:
+    """The command lines multiprocessing starts its workers with (read from real ones) are
+    pool workers for the hook; this test's own interpreter and a plain script are not."""
+    import multiprocessing
+
+    context = multiprocessing.get_context(method)
+    queue = context.Queue()
+    worker = context.Process(target=_own_argv, args=(queue,))
+    worker.start()
+    argv = queue.get(timeout=60)
+    worker.join(60)
+    tracker = [sys.executable, "-c", "from multiprocessing.resource_tracker import main;main(5)"]
+    cases = [argv, tracker, list(sys.orig_argv), [sys.executable, "train.py", "-c", "x"]]
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import sitecustomize as s; "
+        "print(json.dumps([s.pool_worker(a) for a in json.loads(sys.argv[2])]))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TFRES_INSTRUMENT"}
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(INJECT_DIR), json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout
+    assert json.loads(out) == [True, True, False, False]

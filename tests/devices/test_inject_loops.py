@@ -28,6 +28,7 @@ def _write(
     *,
     eager: bool = False,
     reads_input: bool = False,
+    reads: int = 0,
 ) -> list[float]:
     out = tmp_path / "steps.jsonl"
     env = {core.STEPS_ENV: str(out), core.EVENTS_ENV: str(tmp_path / "events.jsonl")}
@@ -36,6 +37,7 @@ def _write(
     stats = loops._LoopStats("train_step", None)
     stats.calls = core.HOT_CALLS
     stats.steps = steps
+    stats.reads = [reads] * len(steps)  # each step's next() calls
     stats.eager = eager
     stats.first_start, stats.last_end = steps[0][0], steps[-1][0] + steps[-1][1]
     # the function alone at exit: 30 ms a call, 35 ms of the process's CPU in it
@@ -63,6 +65,25 @@ def test_a_step_that_found_its_batch_ready_counts_the_native_work_beside_its_cal
     # counted: the wait, and the call's 10 ms above the function alone; under a quarter of
     # the step, at most the work beside the call (all 10 ms, then 4 of them)
     assert waits == pytest.approx([0.0103, 0.0103, 0.0043, 0.0103, 0.0003])
+
+
+def test_only_the_time_above_a_ready_next_is_a_tf_data_steps_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 10 ms steps whose calls ran as alone (30 ms a call alone: none above it), two reads
+    # each; next() with its element ready takes 0.4 ms (timed at exit)
+    monkeypatch.setattr(loops, "_FLOOR", [0.0004])
+    steps = [
+        (0.00, 0.010, 0.0008, 0.009, True, 0.0, 0.0),  # two ready reads: no wait
+        (0.01, 0.010, 0.0050, 0.005, True, 0.0, 0.0),  # 4.2 ms above them
+        (0.02, 0.010, 0.0006, 0.009, True, 0.0, 0.0),  # faster than the floor: 0, not less
+    ]
+    waits = _write(tmp_path, monkeypatch, steps, reads=2)
+    assert waits == pytest.approx([0.0, 0.0042, 0.0])
+    monkeypatch.setattr(loops, "_FLOOR", [None])  # not timed: the reads count whole
+    (tmp_path / "whole").mkdir()
+    waits = _write(tmp_path / "whole", monkeypatch, steps, reads=2)
+    assert waits == pytest.approx([0.0008, 0.005, 0.0006])
 
 
 def test_a_function_that_reads_its_iterator_in_its_graph_counts_its_call_above_alone(

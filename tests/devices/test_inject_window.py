@@ -159,6 +159,22 @@ def test_the_worker_processes_cpu_is_read_over_the_window(tmp_path: Any) -> None
     assert window.workers_share is not None and 0.3 < window.workers_share <= 1.2
 
 
+def test_the_worker_processes_cpu_since_a_reading_is_what_they_ran() -> None:
+    """A loop's call after a timed gap counts its pool's CPU beside it (in clock ticks)."""
+    assert _tfres_window.workers_cpu_since(None) == 0.0  # not read
+    worker = multiprocessing.get_context("fork").Process(target=_burn, args=(1.5,))
+    worker.start()
+    try:
+        time.sleep(0.2)
+        before = _tfres_window.workers_cpu_seconds()
+        time.sleep(0.5)
+        ran = _tfres_window.workers_cpu_since(before)
+    finally:
+        worker.join()
+    # one busy process for 0.5 s: near 0.5 CPU seconds (2-core CI, ticks of 10 ms: > 0.2)
+    assert 0.2 < ran <= 0.6
+
+
 def test_the_window_keeps_its_steps_and_the_unprofiled_ones_after_it_in_its_epoch(
     tmp_path: Any,
 ) -> None:

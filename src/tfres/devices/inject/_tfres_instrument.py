@@ -81,6 +81,7 @@ class Instrument:
         self.profiled = []  # (ProfilerWindow, user_asked), once stopped
         self.loops = {}  # id(function) -> _LoopStats
         self.iterator_wait = 0.0
+        self.iterator_reads = 0  # the next() calls in iterator_wait (_tfres_iterators)
         self.saved_seconds = 0.0  # all saves so far: a step takes out those inside it
         self.noted = set()
         self.modules = set()

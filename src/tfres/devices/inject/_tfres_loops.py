@@ -10,6 +10,7 @@ that waited for a tf.data pipeline, or ran while the pipeline's Python ran besid
 handed its dataset or iterator runs its loop inside each call (:mod:`_tfres_inside`)."""
 
 import atexit
+import random
 import sys
 import threading
 import time
@@ -18,18 +19,23 @@ import _tfres_alone
 import _tfres_cached
 import _tfres_inside
 import _tfres_instrument as core
+import _tfres_iterators
 import _tfres_pauses
 import _tfres_quiet
+import _tfres_window
 from _tfres_pyinput import GapReading, GapSampler, PipelinePython, python_step_input
 
 #: at most this many loop steps are kept
 _MAX_LOOP_STEPS = 200000
+#: after the window, one gap in this many (drawn at random) of a loop fed from Python is
+#: sampled too (:func:`_time_python_input`)
+LATER_EVERY = 10
 
 
 def patch(tf):
     """Time calls of ``tf.function`` and reads of tf.data iterators (once TF is imported)."""
     _patch_tf_function(tf)
-    _patch_iterator()
+    _tfres_iterators.patch()
     try:
         from tensorflow.python.ops import script_ops
 
@@ -52,6 +58,7 @@ class _LoopStats:
         "python_mark",
         "inside",
         "window",
+        "reads",
     )
 
     def __init__(self, name, function):
@@ -70,6 +77,7 @@ class _LoopStats:
         self.python_mark = 0.0  # tf.data's Python CPU seconds at its previous eager step
         self.inside = False  # handed its data: its loop runs inside each call (_tfres_inside)
         self.window = None  # then, the profiler over the start of its second call
+        self.reads = []  # each step's reads of a tf.data iterator (_tfres_iterators)
 
 
 def _patch_tf_function(tf):
@@ -90,24 +98,29 @@ def _patch_tf_function(tf):
         inside = _tfres_inside.iterates_inside(args, kwargs) if known is None else known.inside
         _open_inside_window(known, args, kwargs)
         _PIPELINE.start()  # tf.data's Python from now on, against the calls (a no-op after)
-        start = core._clock()
         python_wait = _GAP.stop(sys._getframe())  # Python input since the previous call
+        # read outside the call's time: /proc, about 0.1 ms with two workers
+        workers = _tfres_window.workers_cpu_seconds() if python_wait is not None else None
+        start = core._clock()
         wait, core.INSTRUMENT.iterator_wait = core.INSTRUMENT.iterator_wait, 0.0
+        reads, core.INSTRUMENT.iterator_reads = core.INSTRUMENT.iterator_reads, 0
         cpu = _cpu()
         try:
             return original(self, *args, **kwargs)
         finally:
             try:
-                cpu = _cpu() - cpu
+                end, cpu = core._clock(), _cpu() - cpu
+                cpu += _tfres_window.workers_cpu_since(workers)
                 stats = _loop_call(
                     self,
                     start,
-                    core._clock(),
+                    end,
                     wait if wait > 0 else python_wait,
                     wait > 0,
                     loop_frame,
                     cpu,
                     inside=inside,
+                    reads=reads,
                 )
                 keep = 2 if inside else (core.INSTRUMENT.window or core.DEFAULT_WINDOW)[0]
                 if stats.calls == keep:  # a function handed its data: the window's call
@@ -129,15 +142,18 @@ def _loop_call(
     name=None,
     python=None,
     inside=False,
+    reads=0,
 ):
     """One call of a tf.function from ``loop_frame``; ``wait``: the input seconds before it
     (tf.data iterators read, or Python input timed in the gap), None where nothing timed it;
-    ``cpu_seconds``: the process's CPU time during the call, all its threads. Without a
+    ``cpu_seconds``: the process's CPU time during the call, all its threads (and, after a
+    timed gap, its worker processes', :func:`_tfres_window.workers_cpu_since`). Without a
     ``loop_frame`` (an eager loop's step, :func:`patch_optimizer`) no gap is sampled, and
     ``python``, the CPU seconds tf.data's Python had run in all when the call began, less
     what it had at this loop's previous step, stands for the pipeline's work beside it.
     ``inside``: the function was handed its data (:func:`_tfres_inside.iterates_inside`), or
-    its graph reads an iterator it captured (:func:`_tfres_cached.captures_iterator`)."""
+    its graph reads an iterator it captured (:func:`_tfres_cached.captures_iterator`);
+    ``reads``: the tf.data iterators' ``next()`` calls in ``wait``."""
     inst = core.INSTRUMENT
     stats = inst.loops.get(id(fn))
     if stats is None:
@@ -159,6 +175,7 @@ def _loop_call(
     if len(stats.steps) < _MAX_LOOP_STEPS:
         duration = max(0.0, end - begin - saved)
         stats.steps.append((begin, duration, wait, end - start, from_tf_data, beside, cpu_seconds))
+        stats.reads.append(reads)
     stats.last_end = end
     if not from_tf_data and loop_frame is not None and not stats.inside:
         _time_python_input(stats, end - begin, loop_frame)
@@ -244,7 +261,13 @@ def _time_loop_alone():
         hot.alone = None
         core.INSTRUMENT.failed("timing the loop's step alone", err)
         return
+    if any(hot.reads):
+        try:
+            _FLOOR[0] = _tfres_iterators.next_floor_seconds()
+        except Exception as err:  # its reads count whole, as before
+            core.INSTRUMENT.failed("timing next() on a ready iterator", err)
     if calls:
+        floor = {"next_floor_seconds": round(_FLOOR[0], 9)} if _FLOOR[0] is not None else {}
         core.INSTRUMENT.events.write(
             {
                 "event": "step_alone",
@@ -252,6 +275,7 @@ def _time_loop_alone():
                 "seconds": round(_loop_alone_seconds(hot), 9),
                 "plain_calls_seconds": [round(t, 9) for t in calls],
                 "cpu_seconds": round(hot.alone.cpu_seconds, 9),
+                **floor,
                 **_tfres_quiet.quiet_fields(hot.alone.quiet, core.INSTRUMENT.note),
                 "cost_seconds": round(core._clock() - start, 6),
                 "start_monotonic": start,
@@ -261,51 +285,24 @@ def _time_loop_alone():
 
 def _time_python_input(stats, step_seconds, loop_frame):
     """Time the Python input before the next call when it falls in the window (steps A..B,
-    counted from 0 like Keras's): only there does the gap's sampler run, and only in the gap;
-    a gap 20 times longer than this step (the loop ended) is not measured. A loop whose step
-    read a tf.data iterator has its input timed in ``next()``: its gaps are not sampled (the
-    sampler would only contend for the GIL with the pipeline's Python)."""
+    counted from 0 like Keras's), or, after the window, in one gap in ``LATER_EVERY`` drawn
+    at random: only there does the gap's sampler run, and only in the gap; a gap 20 times
+    longer than this step (the loop ended) is not measured. A loop whose step read a tf.data
+    iterator has its input timed in ``next()``: its gaps are not sampled (the sampler would
+    only contend for the GIL with the pipeline's Python).
+
+    The gaps after the window are there for input that runs ahead of the loop: a process
+    pool fills its queue while the model is built and the first step traced, and the
+    window's steps then take batches made during start-up (``Pool.imap`` read 5% against a
+    truth of 84%, ``unseen31/input_mppool_spectrogram_seismic``; its steps 5-24 ran in
+    4-7 ms, those from step 100 on in 9-13 ms). Drawn at random, not every n-th, so that a
+    loop with a period of its own (a new shard every 10 batches) is not read at one phase."""
+    if core.INSTRUMENT.fit_steps:
+        return
     first, last = core.INSTRUMENT.window or core.DEFAULT_WINDOW
-    if core.INSTRUMENT.fit_steps or not first <= stats.calls <= last:
+    if stats.calls < first or (stats.calls > last and _LATER.random() * LATER_EVERY >= 1.0):
         return
     _GAP.start(max(2.0, 20 * step_seconds), loop_frame)
-
-
-def _patch_iterator():
-    """Time ``next()`` of tf.data iterators, and of a ``tf.distribute`` strategy's (the
-    iterator of ``strategy.experimental_distribute_dataset``, which reads its workers'
-    iterators without their ``__next__``: a ``MirroredStrategy`` loop read 2% input against
-    a truth of 53% before, ``unseen17/input_mirrored_keyword_spotting``). An iterator read
-    inside another's ``next()`` is not counted twice."""
-    from tensorflow.python.data.ops import iterator_ops
-
-    _time_next(iterator_ops.OwnedIterator)
-    _tfres_cached.track(iterator_ops.OwnedIterator)  # a graph may capture one (_tfres_cached)
-    try:
-        from tensorflow.python.distribute import input_lib
-    except ImportError:  # a TensorFlow without it: its loops read Python input only
-        return
-    _time_next(input_lib.DistributedIteratorBase)
-
-
-_IN_NEXT = threading.local()
-
-
-def _time_next(cls):
-    original = cls.__next__
-
-    def __next__(self):
-        if getattr(_IN_NEXT, "active", False):
-            return original(self)
-        _IN_NEXT.active = True
-        start = core._clock()
-        try:
-            return original(self)
-        finally:
-            _IN_NEXT.active = False
-            core.INSTRUMENT.iterator_wait += core._clock() - start
-
-    cls.__next__ = __next__
 
 
 def _seconds(wait):
@@ -326,6 +323,14 @@ def _loop_alone_seconds(stats):
 
     times = stats.alone.times if stats.alone is not None else []
     return xplane.step_alone_seconds(times) if times else None
+
+
+def _above_floor(wait, reads):
+    """A step's time in ``next()`` above what its ``reads`` would take with their elements
+    ready (:func:`_tfres_iterators.next_floor_seconds`, timed at exit), or as it was."""
+    if wait is None or not reads or _FLOOR[0] is None:
+        return wait
+    return max(0.0, wait - reads * _FLOOR[0])
 
 
 def eager_step_input(wait, duration_seconds, python_seconds):
@@ -387,7 +392,7 @@ def write_steps():
         elif not (from_tf_data or reads_own):
             wait = python_step_input(_seconds(wait), duration, call, alone, beside)
         else:
-            wait = _seconds(wait)
+            wait = _above_floor(_seconds(wait), hot.reads[i] if from_tf_data else 0)
             wait = xplane.loop_step_input(
                 0.0 if reads_own and wait is None else wait,
                 duration,
@@ -403,7 +408,7 @@ def write_steps():
     if starved:
         timed = sum(1 for step in hot.steps if isinstance(step[2], GapReading))
         core.INSTRUMENT.note(
-            "custom loop %s: %d of the %d steps timed in the window had no sample of the "
+            "custom loop %s: %d of the %d steps timed in their gaps had no sample of the "
             "loop's Python (its thread kept the GIL), so their input wait is not measured"
             % (hot.name, starved, timed)
         )
@@ -420,6 +425,8 @@ def write_steps():
 #: the process's CPU seconds, all its threads (CLOCK_PROCESS_CPUTIME_ID: about a microsecond)
 _cpu = time.process_time
 _LOOP_AT_EXIT = []  # type: list
+_FLOOR = [None]  # next() on a ready iterator, seconds, timed at exit (_tfres_iterators)
 _WINDOWS = []  # type: list  # the one profiler window over a function that loops inside
 _GAP = GapSampler(core._clock)
+_LATER = random.Random(0)  # the gaps sampled after the window: the same ones run to run
 _PIPELINE = PipelinePython(core._clock)

@@ -8,7 +8,8 @@ Python between two calls of the loop's ``tf.function``.
 The time inside the outermost generator frame, or ``__next__`` / ``__getitem__`` method,
 entered from the loop is input. A generator's ``__next__`` cannot be wrapped from outside,
 so :class:`GapSampler` looks at the loop thread's stack instead: from the end of one call of
-the hot function to the start of the next (only in the window's gaps), a daemon thread
+the hot function to the start of the next (only in the gaps timed: the window's, and one in
+10 after it, :func:`_tfres_loops._time_python_input`), a daemon thread
 samples it every millisecond (``sys._current_frames()``), and the time since the previous
 sample goes to input when an input frame is on the stack between the sampled frame and the
 loop's frame. A sample that reaches the loop's frame with no input frame on the way keeps
@@ -38,7 +39,7 @@ shows the convoy). Python that releases the GIL more often still could; a gap wi
 sample at all is not measured (``GapReading.starved``) rather than read as no input, and the
 loop's record says how many there were.
 
-Cost: a GIL hand-over per sample, whatever the input code does, in the window's gaps only.
+Cost: a GIL hand-over per sample, whatever the input code does, in the timed gaps only.
 Python's profile hook, used before the sampler, paid for every Python and C call in the
 gap: a generator making 60,000 of them per batch read 3-6 times its own time
 (``benchmarks/gap_timer.py``).
@@ -174,7 +175,7 @@ class GapSampler:
     def _shorten_switch(self):
         """Shorten the interpreter's switch interval for the gap, so that a sample waits about
         0.1 ms for the GIL rather than 5 (the loop's thread hands the GIL over that often
-        only while the sampler asks for it, in the window's gaps)."""
+        only while the sampler asks for it, in the timed gaps)."""
         if self._switch is None and self._switch_to is not None:
             current = sys.getswitchinterval()
             if current > self._switch_to:

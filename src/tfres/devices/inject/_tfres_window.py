@@ -246,6 +246,19 @@ def workers_cpu_seconds():
     return total
 
 
+def workers_cpu_since(before):
+    """The CPU seconds the program's worker processes (a ``multiprocessing.Pool``, a
+    ``ProcessPoolExecutor``) ran since ``before``, read for a custom loop's calls after a
+    timed gap only (``/proc``, in clock ticks). Their batches are made beside the call, on
+    the cores it runs on: a k-mer counting pool of 2 on 2 cores slowed each 18 ms call to
+    25-120 ms, and the process's own CPU saw none of it
+    (``unseen32/input_processpool_kmers_genomics``). 0.0 where not read."""
+    if before is None:
+        return 0.0
+    now = workers_cpu_seconds()
+    return max(0.0, now - before) if now is not None else 0.0
+
+
 def lending_step(first, last):
     """The train step that lends its batch for a window of steps ``first``-``last``: the one
     just before it, or just after a window that starts at step 0 (outside the window, so the

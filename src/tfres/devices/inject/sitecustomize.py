@@ -134,9 +134,30 @@ def _chain():
         )
 
 
+def pool_worker(argv):
+    """Whether ``argv`` (the interpreter's own, ``sys.orig_argv``) starts a worker of a
+    process pool rather than a program: ``multiprocessing`` starts its spawned workers, its
+    fork server and its resource tracker as ``python -c "from multiprocessing..."``
+    (``concurrent.futures.ProcessPoolExecutor`` too), joblib's loky as ``python -m
+    ...loky.backend.popen_loky_posix``. Forked workers run no ``sitecustomize``."""
+    for i in range(len(argv) - 1):  # no zip(strict=): old Pythons run this too
+        flag, value = argv[i], argv[i + 1]
+        if flag == "-c" and value.lstrip().startswith("from multiprocessing"):
+            return True
+        if flag == "-m" and "loky.backend" in value:
+            return True
+    return "--multiprocessing-fork" in argv
+
+
 def _instrument():
-    """With ``TFRES_INSTRUMENT=1``: steps, phases and input wait (``_tfres_instrument``)."""
+    """With ``TFRES_INSTRUMENT=1``: steps, phases and input wait (``_tfres_instrument``).
+    Not in a process pool's workers: each imports the main module, and so TensorFlow, and
+    would write its own start-up into the program's timeline (three ``import tensorflow``
+    phases and a "no steps" note for a ``Pool(2)`` feeding a custom loop). Their CPU and
+    memory are still sampled with the program's."""
     if os.environ.get("TFRES_INSTRUMENT") != "1":
+        return
+    if pool_worker(getattr(sys, "orig_argv", None) or [sys.executable] + sys.argv):
         return
     try:
         import _tfres_instrument
