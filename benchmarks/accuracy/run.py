@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen32/``, each written by a
+For each script of the set (``unseen/`` to ``unseen34/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -695,6 +695,48 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_devices_predict_catalog": ("start-up", ("startup",), ()),
+    # unseen33/ (helper-51) and unseen34/ (helper-52), session 38; entries from the file
+    # names, written before reading the scripts
+    "checkpoint_savefreq_turbinefaults": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_dilatedconv_seismictraces": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_resnetloop_wafermaps": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_predictcallback_cardfraud": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_interleave_shippinglogs": ("input", ("input_bound",), ()),
+    "input_pandaschunks_smartmeters": ("input", ("input_bound",), ()),
+    "input_poolimap_retailbaskets": ("input", ("input_bound",), ()),
+    "input_sqlite_claimsaudit": ("input", ("input_bound",), ()),
+    "input_threadqueue_sensorfusion": ("input", ("input_bound",), ()),
+    "input_wavspectro_birdcalls": ("input", ("input_bound",), ()),
+    "memory_predsnapshots_roadsegmentation": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_deviceprobe_pharmacystock": ("start-up", ("startup",), ()),
+    "checkpoint_ckptmanager_productsearch": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_convae_wafermap": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_deepmlp_creditrisk": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_fullval_retinopathy": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_decoderaw_hyperspectral": ("input", ("input_bound",), ()),
+    "input_npzshards_seismic": ("input", ("input_bound",), ()),
+    "input_pytokenizer_tickets": ("input", ("input_bound",), ()),
+    "input_samplemix_wearables": ("input", ("input_bound",), ()),
+    "input_threadpool_pil_roofsolar": ("input", ("input_bound",), ()),
+    "input_unbatchfilter_fraud": ("input", ("input_bound",), ()),
+    "memory_dictcache_cropyield": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_devicecheck_claimsrouter": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
