@@ -897,6 +897,26 @@ AB_SCRIPTS = {
         "input_pandasgroupby_churn",
         "compute_lstm_energy",
     ),
+    "unseen31": (
+        "input_mppool_spectrogram_seismic",
+        "input_jsonl_customloop_sensorlogs",
+        "compute_mha_customloop_trajectories",
+    ),
+    "unseen32": (
+        "input_processpool_kmers_genomics",
+        "input_xmlparse_generator_invoices",
+        "compute_gru_fit_weather",
+    ),
+    "unseen33": (
+        "input_threadqueue_sensorfusion",
+        "input_poolimap_retailbaskets",
+        "compute_dilatedconv_seismictraces",
+    ),
+    "unseen34": (
+        "input_pytokenizer_tickets",
+        "input_npzshards_seismic",
+        "compute_deepmlp_creditrisk",
+    ),
 }
 
 
