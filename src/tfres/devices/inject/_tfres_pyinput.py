@@ -10,7 +10,7 @@ entered from the loop is input. A generator's ``__next__`` cannot be wrapped fro
 so :class:`GapSampler` looks at the loop thread's stack instead: from the end of one call of
 the hot function to the start of the next (only in the gaps timed: the window's, and one in
 10 after it, :func:`_tfres_loops._time_python_input`), a daemon thread
-samples it every millisecond (``sys._current_frames()``), and the time since the previous
+samples it every half millisecond (``sys._current_frames()``), and the time since the previous
 sample goes to input when an input frame is on the stack between the sampled frame and the
 loop's frame. A sample that reaches the loop's frame with no input frame on the way keeps
 the line of the loop it was on: :mod:`_tfres_feed` tells at exit which of those statements
