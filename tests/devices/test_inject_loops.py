@@ -36,8 +36,7 @@ def _write(
     monkeypatch.setattr(core, "INSTRUMENT", inst)
     stats = loops._LoopStats("train_step", None)
     stats.calls = core.HOT_CALLS
-    stats.steps = steps
-    stats.reads = [reads] * len(steps)  # each step's next() calls
+    stats.steps = [(*step, reads) for step in steps]  # and each step's next() calls
     stats.eager = eager
     stats.first_start, stats.last_end = steps[0][0], steps[-1][0] + steps[-1][1]
     # the function alone at exit: 30 ms a call, 35 ms of the process's CPU in it

@@ -58,7 +58,6 @@ class _LoopStats:
         "python_mark",
         "inside",
         "window",
-        "reads",
     )
 
     def __init__(self, name, function):
@@ -66,7 +65,7 @@ class _LoopStats:
         self.calls = 0
         #: (begin, step seconds, input wait or None, seconds inside the call, from tf.data,
         #: seconds of the call during which tf.data's Python ran, the process's CPU seconds
-        #: during the call)
+        #: during the call, the reads of a tf.data iterator in the wait: _tfres_iterators)
         self.steps = []
         self.last_end = None
         self.first_start = None
@@ -77,7 +76,6 @@ class _LoopStats:
         self.python_mark = 0.0  # tf.data's Python CPU seconds at its previous eager step
         self.inside = False  # handed its data: its loop runs inside each call (_tfres_inside)
         self.window = None  # then, the profiler over the start of its second call
-        self.reads = []  # each step's reads of a tf.data iterator (_tfres_iterators)
 
 
 def _patch_tf_function(tf):
@@ -174,8 +172,8 @@ def _loop_call(
         beside, stats.python_mark = python - stats.python_mark, python
     if len(stats.steps) < _MAX_LOOP_STEPS:
         duration = max(0.0, end - begin - saved)
-        stats.steps.append((begin, duration, wait, end - start, from_tf_data, beside, cpu_seconds))
-        stats.reads.append(reads)
+        call = end - start
+        stats.steps.append((begin, duration, wait, call, from_tf_data, beside, cpu_seconds, reads))
     stats.last_end = end
     if not from_tf_data and loop_frame is not None and not stats.inside:
         _time_python_input(stats, end - begin, loop_frame)
@@ -261,7 +259,7 @@ def _time_loop_alone():
         hot.alone = None
         core.INSTRUMENT.failed("timing the loop's step alone", err)
         return
-    if any(hot.reads):
+    if any(step[7] for step in hot.steps):
         try:
             _FLOOR[0] = _tfres_iterators.next_floor_seconds()
         except Exception as err:  # its reads count whole, as before
@@ -382,7 +380,7 @@ def write_steps():
         _tfres_inside.call_waits(hot, bool(_WINDOWS), core.INSTRUMENT.note) if hot.inside else None
     )
     pauses, trailing = _tfres_pauses.find(hot, core.INSTRUMENT.loops.values())
-    for i, (begin, duration, wait, call, from_tf_data, beside, cpu) in enumerate(hot.steps):
+    for i, (begin, duration, wait, call, from_tf_data, beside, cpu, reads) in enumerate(hot.steps):
         if not hot.eager:
             beside = max(beside, _tfres_alone.native_beside(cpu, alone_cpu))
         if inside is not None:  # the first call traces the function: not a reading
@@ -392,7 +390,7 @@ def write_steps():
         elif not (from_tf_data or reads_own):
             wait = python_step_input(_seconds(wait), duration, call, alone, beside)
         else:
-            wait = _above_floor(_seconds(wait), hot.reads[i] if from_tf_data else 0)
+            wait = _above_floor(_seconds(wait), reads if from_tf_data else 0)
             wait = xplane.loop_step_input(
                 0.0 if reads_own and wait is None else wait,
                 duration,
