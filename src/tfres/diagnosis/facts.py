@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tfres.diagnosis.fit_input import FitInput, fit_input, unprofiled_seconds
 from tfres.record import Record
 from tfres.timeline import Sample
 
@@ -30,6 +31,7 @@ __all__ = [
     "samples_between",
     "background_cores",
     "input_wait_fraction",
+    "unprofiled_seconds",
     "training_steps",
     "TRAINING_KINDS",
     "mean",
@@ -203,7 +205,12 @@ class RunFacts:
     #: the samples inside ``window``
     active: tuple[Sample, ...]
     background_cores_mean: float | None
+    #: the training steps' input share: a Keras fit's over all its steps
+    #: (:func:`tfres.diagnosis.fit_input.fit_input`), else over the steps that carry a wait
     input_wait_fraction: float | None
+    #: a Keras fit's input share, measured in its profiler window and extended to its other
+    #: steps; None without a measured fit step
+    fit_input: FitInput | None = None
 
     @property
     def framework(self) -> str:
@@ -263,15 +270,6 @@ def input_wait_fraction(steps: Sequence[dict[str, Any]]) -> float | None:
             wait += max(0.0, min(float(w), d))
             total += d
     return wait / total if total > 0 else None
-
-
-def unprofiled_seconds(step: dict[str, Any]) -> float | None:
-    """``step``'s duration less what the profiler added to it, if it was in the window."""
-    d = step.get("duration_seconds")
-    if not isinstance(d, (int, float)):
-        return None
-    p = step.get("profiler_seconds")
-    return float(d) - (min(float(p), float(d)) if isinstance(p, (int, float)) and p > 0 else 0.0)
 
 
 #: the ``kind`` of training steps (``tfres run``'s hook: Keras fit, a custom loop's hot
@@ -396,7 +394,11 @@ def run_facts(record: Record) -> RunFacts:
     child_env = (record.control or {}).get("environment")
     if isinstance(child_env, dict):
         env.update({str(k): str(v) for k, v in child_env.items()})
-    fraction = input_wait_fraction(training_steps(record.steps))
+    steps = training_steps(record.steps)
+    fraction = input_wait_fraction(steps)
+    fit = fit_input(steps)
+    if fit is not None:
+        fraction = fit.fraction
     if fraction is None:
         measured = (record.extra or {}).get("input_wait")
         if isinstance(measured, dict) and isinstance(
@@ -417,4 +419,5 @@ def run_facts(record: Record) -> RunFacts:
         active=active,
         background_cores_mean=background,
         input_wait_fraction=fraction,
+        fit_input=fit,
     )

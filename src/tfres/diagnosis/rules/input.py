@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tfres.diagnosis.facts import RunFacts, mean, training_steps, unprofiled_seconds
+from tfres.diagnosis.fit_input import FitInput
 from tfres.diagnosis.rules.base import Finding, pct, seconds, span_text
 
 __all__ = ["input_bound", "INPUT_BOUND_HIGH", "INPUT_BOUND_MODERATE"]
@@ -25,6 +26,18 @@ _FIX = (
     ".cache().prefetch(tf.data.AUTOTUNE)  # parallel map, cache what repeats, prefetch; "
     "or do heavy preprocessing once, offline"
 )
+
+
+def _over_the_fit(fit: FitInput, span: str) -> str:
+    window_wait = fit.window_fraction * (fit.total_seconds - fit.extended_seconds)
+    return (
+        f"input wait {pct(fit.fraction)} of the fit's step time ({span}): the "
+        f"{fit.window_steps} steps of its profiler window waited {pct(fit.window_fraction)} "
+        f"of theirs (measured), and its {fit.extended_steps} other steps ran "
+        f"{seconds(fit.wait_seconds - window_wait)} of their {seconds(fit.extended_seconds)} "
+        f"above the window's median step less its wait ({seconds(fit.non_input_seconds)}), "
+        "counted as their input: the same model on the same batch shape computes as long"
+    )
 
 
 def input_bound(facts: RunFacts) -> Iterator[Finding]:
@@ -49,6 +62,9 @@ def input_bound(facts: RunFacts) -> Iterator[Finding]:
             f"{seconds(per_step)}, "
             f"{seconds(wait / len(steps))} of it waiting for the next batch"
         )
+        fit = facts.fit_input
+        if fit is not None and fit.extended_steps:
+            evidence = _over_the_fit(fit, span_text(facts.window))
         if profiler > 0:
             evidence += (
                 f" (less {seconds(profiler)} that the profiler added to these steps, "
