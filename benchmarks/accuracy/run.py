@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen34/``, each written by a
+For each script of the set (``unseen/`` to ``unseen36/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -737,6 +737,56 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_devicecheck_claimsrouter": ("start-up", ("startup",), ()),
+    # unseen35/ (helper-53) and unseen36/ (helper-54), session 39; entries from the file
+    # names, written before reading the scripts
+    "checkpoint_export_credit": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_mobilenet_loop_retail": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_vit_fit_microscopy": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_rocauc_fraud": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_hashlib_adclicks": ("input", ("input_bound",), ()),
+    "input_kpl_augment_satellite": ("input", ("input_bound",), ()),
+    "input_scan_billing": ("input", ("input_bound",), ()),
+    "input_struct_telemetry": ("input", ("input_bound",), ()),
+    "input_textvectorization_support": ("input", ("input_bound",), ()),
+    "input_zipfile_sensors": ("input", ("input_bound",), ()),
+    "memory_weightsnapshots_churn": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_devices_inventory": ("start-up", ("startup",), ()),
+    "checkpoint_keras_save_every_n_batches_wind_turbine": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_transformer_xla_loop_maintenance_logs": (
+        "compute",
+        ("cpu_bound", "compute_bound"),
+        (),
+    ),
+    "compute_unet_fit_field_boundary_segmentation": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_multisplit_evaluate_callback_telecom_churn": (
+        "evaluation",
+        ("phase_share:Evaluation",),
+        (),
+    ),
+    "input_csvreader_onehot_loop_retail_demand": ("input", ("input_bound",), ()),
+    "input_numpy_mixup_cutmix_skin_lesions": ("input", ("input_bound",), ()),
+    "input_stringlookup_serial_map_insurance_claims": ("input", ("input_bound",), ()),
+    "input_tarfile_stream_satellite_tiles": ("input", ("input_bound",), ()),
+    "input_tfimage_augment_chain_shelf_products": ("input", ("input_bound",), ()),
+    "input_tfsignal_synth_range_map_bearing_vibration": ("input", ("input_bound",), ()),
+    "memory_gradient_history_list_sensor_fusion": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_device_probe_predict_credit_scoring": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -916,6 +966,16 @@ AB_SCRIPTS = {
         "input_pytokenizer_tickets",
         "input_npzshards_seismic",
         "compute_deepmlp_creditrisk",
+    ),
+    "unseen35": (
+        "input_hashlib_adclicks",
+        "input_kpl_augment_satellite",
+        "compute_vit_fit_microscopy",
+    ),
+    "unseen36": (
+        "input_numpy_mixup_cutmix_skin_lesions",
+        "input_csvreader_onehot_loop_retail_demand",
+        "compute_unet_fit_field_boundary_segmentation",
     ),
 }
 
