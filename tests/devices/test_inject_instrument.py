@@ -972,6 +972,14 @@ for step in range(12):
     train_step(x)
     manager.save()  # every step
 ckpt.write({directory!r} + "/last")
+module = tf.Module()
+module.w = w
+tf.saved_model.save(module, {directory!r} + "/exported")  # a SavedModel for serving
+
+import keras
+
+model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+model.export({directory!r} + "/served", verbose=False)  # calls tf.saved_model.save: once
 """
 
 
@@ -981,6 +989,8 @@ def test_tensorflow_checkpoints_of_a_custom_loop_are_phases_not_steps(
     record, _ = _run(tmp_path, python, CHECKPOINT_LOOP.format(directory=str(tmp_path / "ckpt")))
     saves = [p for p in record.phases if p.name == "checkpoint save"]
     assert len(saves) == 13  # CheckpointManager.save twelve times, Checkpoint.write once
+    # tf.saved_model.save and Keras's Model.export (through it), each one phase
+    assert len([p for p in record.phases if p.name == "model save"]) == 2
     loop = [s for s in record.steps if s.get("kind") == "loop"]
     assert len(loop) == 12
     # a step runs from the end of one call to the end of the next; the save between them is

@@ -211,7 +211,8 @@ _SAVING = {"depth": 0}
 
 
 def _patch_checkpoints(tf):
-    """TensorFlow's own checkpoints (custom loops save through them) become phases too."""
+    """TensorFlow's own checkpoints (custom loops save through them) become phases too, and
+    its SavedModel exports (``tf.saved_model.save``, which Keras's ``Model.export`` calls)."""
     try:
         for cls, name in (
             (tf.train.Checkpoint, "save"),
@@ -219,6 +220,12 @@ def _patch_checkpoints(tf):
             (tf.train.CheckpointManager, "save"),
         ):
             setattr(cls, name, timed_save("checkpoint save", getattr(cls, name)))
+        # where it is defined too: ``tf.saved_model`` is bound afresh from there on the
+        # way into Keras's ``Model.export`` (seen on TF 2.21 / Keras 3.15)
+        from tensorflow.python.saved_model import save as saved_model
+
+        export = timed_save("model save", saved_model.save)
+        saved_model.save = tf.saved_model.save = export
     except Exception as err:
         INSTRUMENT.failed("timing TensorFlow checkpoints", err)
 
