@@ -215,48 +215,6 @@ def test_the_profilers_cost_is_the_windows_median_step_above_the_unprofiled_ones
     assert _tfres_window.profiler_seconds([0.089], later, steady[:2]) is None  # too few
 
 
-def test_a_second_window_starts_late_in_a_fit_with_room_on_both_sides() -> None:
-    window = _tfres_window.ProfilerWindow(5, 24, _tfres_xplane.CALL_MARKER, lambda model: None)
-    # 60% of the way through a fit of 100 steps from step 0, or of 200 from step 40
-    assert _tfres_window.later_start(window, 0, 100) == 60
-    assert _tfres_window.later_start(window, 40, 200) == 160
-    # a fit of unknown length, or too short: 20 steps to compare after the first window's
-    # (its 2 stop the profiler), then the window, 2 more, 5 unprofiled to read its cost
-    assert _tfres_window.later_start(window, 0, 0) is None
-    assert _tfres_window.later_start(window, 0, 78) is None  # starts at 46, before 47
-    assert _tfres_window.later_start(window, 0, 79) == 47
-    narrow = _tfres_window.ProfilerWindow(0, 1, _tfres_xplane.CALL_MARKER, lambda model: None)
-    assert _tfres_window.later_start(narrow, 0, 40) == 24
-    assert _tfres_window.later_start(narrow, 0, 32) is None  # starts at 19, before 24
-
-
-def test_the_drift_is_the_late_steps_median_over_the_first_unprofiled_ones(
-    tmp_path: Any,
-) -> None:
-    window = _tfres_window.ProfilerWindow(1, 2, _tfres_xplane.CALL_MARKER, lambda model: None)
-    model = _model()
-    # steps 5-19 take 10 ms, 20-39 take 30 ms: the late ones are not the baseline's
-    seconds = {index: 0.01 if index < 20 else 0.03 for index in range(40)}
-    for index in range(40):
-        window.begin(index, model, lambda: str(tmp_path))
-        window.end_step()
-        window.timed(index, 0, seconds[index])
-    recent = [(index, seconds[index]) for index in range(20, 40)]
-    assert _tfres_window.drift(window, recent) == pytest.approx(3.0)
-    assert _tfres_window.drifted(3.0) and _tfres_window.drifted(0.7)
-    assert not _tfres_window.drifted(1.2) and not _tfres_window.drifted(0.85)
-    assert not _tfres_window.drifted(None)
-    # too few late steps, or too few unprofiled steps before them
-    assert _tfres_window.drift(window, recent[1:]) is None
-    assert _tfres_window.drift(window, [(i - 12, s) for i, s in recent]) is None
-    # a second window is told the steps before it: its profiler's cost reads steady ones
-    second = _tfres_window.ProfilerWindow(
-        41, 42, _tfres_xplane.CALL_MARKER, lambda model: None, before=[(0, 0.03)] * 3, drift=3.0
-    )
-    second._epoch = 0
-    assert second.before_seconds == [0.03] * 3 and second.drift == 3.0
-
-
 def test_a_window_that_never_traced_keeps_no_steps(tmp_path: Any) -> None:
     window = _tfres_window.ProfilerWindow(1, 1, _tfres_xplane.CALL_MARKER, lambda model: None)
     model = _model()

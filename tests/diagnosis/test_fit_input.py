@@ -65,7 +65,8 @@ def test_only_a_fits_steps_with_a_measured_window_are_read() -> None:
     assert fit_input([_step(i, 0.01) for i in range(50)]) is None
     loop = [dict(_step(i, 0.01, 0.005), kind="loop") for i in range(50)]
     assert fit_input(loop) is None
-    # a second window's steps are measured too, and the 2 after it are not read either
+    # steps measured in another stretch (two fits, each with its window) count as measured,
+    # and the 2 after it are not read either
     steps = _fit(0.005, [0.005] * 33) + [_step(i, 0.03, 0.025) for i in range(60, 80)]
     steps += [_step(80, 0.5), _step(81, 0.5), _step(82, 0.005)]
     fit = fit_input(steps)

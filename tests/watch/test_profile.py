@@ -1,8 +1,8 @@
-"""`tfres.watch.profile.breakdown_line(s)`: what the report says of the profile windows."""
+"""`tfres.watch.profile.breakdown_line`: what the report says of a profile window."""
 
 from __future__ import annotations
 
-from tfres.watch.profile import breakdown_line, breakdown_lines
+from tfres.watch.profile import breakdown_line
 
 
 def _profile(**summary: float) -> dict:
@@ -34,16 +34,3 @@ def test_the_profilers_own_cost_is_a_share_of_its_own_where_the_hook_told_it() -
         _profile(input_seconds=0.1, compute_seconds=0.06, other_seconds=0.02, profiler_seconds=0.02)
     )
     assert line is not None and "input 50%, compute 30%, other 10%, profiler 10%" in line
-
-
-def test_a_later_window_has_a_line_of_its_own_saying_why_it_was_opened() -> None:
-    first = _profile(input_seconds=0.02, compute_seconds=0.16, other_seconds=0.02)
-    later = {**_profile(input_seconds=0.15, compute_seconds=0.04, other_seconds=0.01)}
-    later["steps"], later["drift"] = [{"step": 60}, {"step": 79}], 2.5
-    lines = breakdown_lines({"profile": first, "profile_later": later})
-    assert lines[0].startswith("step breakdown (profiler): train steps 5-24")
-    assert "opened" not in lines[0]
-    assert lines[1].startswith("step breakdown (profiler, later window): train steps 60-79")
-    assert "input 75%" in lines[1] and lines[1].endswith("took 2.50x the first window's")
-    assert breakdown_lines({"profile": first}) == lines[:1]
-    assert breakdown_lines({}) == []

@@ -26,7 +26,7 @@ from tfres.report import charts
 from tfres.report.charts import figure_to_svg
 from tfres.units import format_bytes, format_percent, format_seconds
 from tfres.version import __version__
-from tfres.watch.profile import breakdown_lines
+from tfres.watch.profile import breakdown_line
 
 __all__ = ["render_html", "write_html"]
 
@@ -342,8 +342,8 @@ def _steps(record: Record) -> str:
     med = durations[len(durations) // 2]
     p95 = durations[min(len(durations) - 1, int(len(durations) * 0.95))]
 
-    lines = breakdown_lines(record.extra)
-    extra = "".join(f"<p>{e(line[0].upper() + line[1:])}.</p>" for line in lines)
+    breakdown = breakdown_line(record.extra.get("profile"))
+    extra = f"<p>Step breakdown (profiler): {e(breakdown)}.</p>" if breakdown else ""
     return (
         f"<h2>Steps</h2><p>{len(durations)} steps: median {e(format_seconds(med))}, "
         f"95th percentile {e(format_seconds(p95))}.</p>{extra}"

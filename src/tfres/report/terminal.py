@@ -19,7 +19,7 @@ from rich.text import Text
 from tfres.record import Record
 from tfres.report import _format as fmt
 from tfres.units import format_bytes, format_percent, format_seconds
-from tfres.watch.profile import breakdown_lines
+from tfres.watch.profile import breakdown_line
 
 __all__ = [
     "findings_view",
@@ -184,8 +184,9 @@ def render_record(record: Record, console: Console) -> None:
         console.print()
         console.print(table)
 
-    for breakdown in breakdown_lines(record.extra):
-        console.print(Text(breakdown))
+    breakdown = breakdown_line(record.extra.get("profile"))
+    if breakdown:
+        console.print(Text(f"step breakdown (profiler): {breakdown}"))
     if record.findings:
         console.print()
         console.print(Text(f"findings ({len(record.findings)})", style="bold"))

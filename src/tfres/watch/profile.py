@@ -20,7 +20,7 @@ from tfres.devices.inject import _tfres_xplane as xplane
 from tfres.errors import MissingDependencyError, RecordError
 from tfres.units import format_seconds
 
-__all__ = ["read_profile", "breakdown_line", "breakdown_lines"]
+__all__ = ["read_profile", "breakdown_line"]
 
 
 def read_profile(logdir: str | os.PathLike[str]) -> dict[str, Any]:
@@ -43,20 +43,6 @@ def read_profile(logdir: str | os.PathLike[str]) -> dict[str, Any]:
             "tensorflow", "reading a profiler trace (xplane_pb2 ships in its wheel)", "cpu"
         ) from err
     return {"steps": steps, "summary": xplane.summary(steps), "path": path}
-
-
-def breakdown_lines(extra: dict[str, Any]) -> list[str]:
-    """The report's lines on a record's profile windows (``extra``: ``record.extra``): the
-    first, and a second one late in a fit whose steps changed speed (``profile_later``)."""
-    lines = []
-    for key, label in (("profile", "profiler"), ("profile_later", "profiler, later window")):
-        line = breakdown_line(extra.get(key))
-        if line:
-            drift = (extra.get(key) or {}).get("drift")
-            if isinstance(drift, (int, float)):
-                line += f"; opened as the steps before it took {drift:.2f}x the first window's"
-            lines.append(f"step breakdown ({label}): {line}")
-    return lines
 
 
 def breakdown_line(profile: dict[str, Any] | None) -> str | None:

@@ -276,8 +276,7 @@ def read_events_file(
     notes to ``record.notes``, the input wait the profiler window measured onto the matching
     ``record.steps`` (same ``kind`` and ``step``) with what the profiler added to the step
     (``profiler_seconds``), the window's breakdown to
-    ``record.extra["profile"]`` (a second window's, late in a fit whose steps changed speed, to
-    ``record.extra["profile_later"]``) and the step alone on a cached batch to
+    ``record.extra["profile"]`` and the step alone on a cached batch to
     ``record.extra["step_alone"]``. A missing file or a damaged line is skipped.
     """
 
@@ -313,10 +312,7 @@ def read_events_file(
                 if isinstance(raw.get("profiler_seconds"), (int, float)):
                     step["profiler_seconds"] = raw["profiler_seconds"]
         elif event == "profile":
-            later = raw.get("drift") is not None  # a second window, late in the fit
-            record.extra["profile_later" if later else "profile"] = {
-                k: v for k, v in raw.items() if k != "event"
-            }
+            record.extra["profile"] = {k: v for k, v in raw.items() if k != "event"}
         elif event == "step_alone":
             alone = {k: v for k, v in raw.items() if k not in ("event", "start_monotonic")}
             if t0_monotonic is not None and isinstance(raw.get("start_monotonic"), (int, float)):

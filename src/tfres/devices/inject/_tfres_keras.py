@@ -12,7 +12,6 @@ saves the model there and exits with status 0 (through ``os._exit``, see
 :func:`_exit_now`).
 """
 
-import collections
 import os
 import shutil
 import signal
@@ -220,8 +219,7 @@ def _callback_class(keras, inst):
             duration = max(0.0, now - start - (inst.saved_seconds - saved))
             inst.step(kind, index, epoch, start, duration, batches=per)
             if kind == "fit" and _WINDOW:
-                _WINDOW[-1].timed(index, epoch, duration)
-                _watch_drift(index, epoch, duration)
+                _WINDOW[0].timed(index, epoch, duration)
             if index == 0 and kind == "fit":
                 inst.phase("first step", start, now)
             elif kind != "fit" and _first_call(self.model, kind):
@@ -253,14 +251,6 @@ def _callback_class(keras, inst):
 
         def on_train_begin(self, logs=None):
             self._start("fit")
-            _FIT.update(start=self.counts.get("fit", 0), steps=self._fit_steps(self.params))
-            _FIT["recent"] = collections.deque(maxlen=_tfres_window.DRIFT_STEPS)
-
-        def _fit_steps(self, params):
-            """The fit's steps in all, from its batches per epoch; 0 where not known (a
-            generator of unknown length, until its first epoch ends: :meth:`on_epoch_end`)."""
-            per = int(getattr(self.model, "steps_per_execution", 1) or 1)
-            return -(-(params.get("steps") or 0) // per) * (params.get("epochs") or 0)
 
         def on_train_end(self, logs=None):
             _stop_window()
@@ -272,9 +262,6 @@ def _callback_class(keras, inst):
 
         def on_epoch_end(self, epoch, logs=None):
             self._end("epoch", "fit epoch %d" % epoch)
-            if not _FIT["steps"] and _FIT["start"] is not None:  # its length known now
-                steps = self.counts.get("fit", 0) - _FIT["start"]
-                _FIT["steps"] = steps * (self.params.get("epochs") or 0)
 
         def on_test_begin(self, logs=None):
             self._start("evaluate")
@@ -327,51 +314,23 @@ def _new_logdir():
 
 def _window_step(index, model):
     """Start the profiler at the window's first train step; mark each step inside it."""
-    _window()
-    _WINDOW[-1].begin(index, model, _new_logdir)
-
-
-#: the fit under way: its first train step, its length (0: not known), its latest steps
-_FIT = {"start": None, "steps": 0, "recent": collections.deque()}  # type: dict
-
-
-def _watch_drift(index, epoch, duration):
-    """After the default window, open a second one late in the fit
-    (:func:`_tfres_window.later_start`) where the steps run at another speed by then
-    (:func:`_tfres_window.drifted`): one window at most, in the fit of the first (whose
-    model lent its batch to the step alone)."""
-    first = _WINDOW[0]
-    if len(_WINDOW) > 1 or first.state != "done" or _user_window() or index <= first.last:
-        return
-    if _FIT["start"] is None or first.first < _FIT["start"]:
-        return
-    _FIT["recent"].append((index, epoch, duration))
-    second = _tfres_window.second_window(
-        first, _FIT["start"], _FIT["steps"], _FIT["recent"], _keep_trace
-    )
-    if second is not None:
-        _WINDOW.append(second)
-        core.INSTRUMENT.note(
-            "a second profiler window at train steps %d-%d: the steps before it took %.2f "
-            "times as long as those after the first window (steps %d-%d)"
-            % (second.first, second.last, second.drift, first.first, first.last)
-        )
+    _window().begin(index, model, _new_logdir)
 
 
 def _end_step():
     if _WINDOW:
-        _WINDOW[-1].end_step()
+        _WINDOW[0].end_step()
 
 
 def _stop_window():
-    for window in _WINDOW:
-        window.stop()
+    if _WINDOW:
+        _WINDOW[0].stop()
 
 
 def _note_stop_error(inst):
-    """Note what stopping the windows' profiler raised, if anything."""
-    for window in _WINDOW:
-        error = window.stop_error()
+    """Note what stopping the window's profiler raised, if anything."""
+    if _WINDOW:
+        error = _WINDOW[0].stop_error()
         if error is not None:
             inst.failed("stopping the profiler", error)
 
@@ -429,7 +388,6 @@ def _read_profile(inst, window, user):
         "workers_cpu_share": None if workers_share is None else round(workers_share, 4),
         "profiler_seconds_per_step": None if extra is None else round(extra, 9),
         "unprofiled_steps": len(window.later_seconds),
-        "drift": None if window.drift is None else round(window.drift, 4),
         "summary": xplane.summary(steps),
         "steps": [
             {k: (round(v, 9) if isinstance(v, float) else v) for k, v in s.items()} for s in steps

@@ -37,15 +37,6 @@ MAX_PROFILER_SHARE = 1.0
 #: the profiler made it so (seen: a Keras LSTM's loop of small ops, twice its step traced)
 STEADY_SHARE = 0.2
 MIN_BEFORE = 3
-#: a fit whose unprofiled steps, late in the run, take this many times as long as those
-#: just after its window (or as short), medians, gets a second window there: the first
-#: stood for the start of the run only (a pool that filled a backlog while the model was
-#: built, an input whose cost grows as the run goes)
-DRIFT_RATIO = 1.25
-#: the late steps compared, the last ones before the second window would start
-DRIFT_STEPS = 20
-#: where the second window starts: this share of the way through the fit's steps
-LATER_AT = 0.6
 
 
 def profiler_seconds(window_seconds, later_seconds, before_seconds=()):
@@ -85,13 +76,10 @@ class ProfilerWindow:
     every step): it keeps the window's steps' in ``window_seconds`` and, from the epoch of
     the window's last step, those of up to :data:`LATER_STEPS` steps after the window (past
     the first :data:`SKIP_AFTER`) in ``later_seconds``, the program's speed unprofiled, and
-    those before it (:attr:`before_seconds`; ``before``, (epoch, seconds) pairs, are the
-    steps before it that it was not told of: a second window opens late in the fit)."""
+    those before it (:attr:`before_seconds`)."""
 
-    def __init__(self, first, last, marker, arm, stopped=None, before=(), drift=None):
+    def __init__(self, first, last, marker, arm, stopped=None):
         self.first, self.last = first, last
-        #: for a second window (:func:`drifted`), the drift that opened it; None for the first
-        self.drift = drift
         self.state = "waiting"  # -> on -> done
         self.logdir = None
         self._marker = marker
@@ -105,8 +93,7 @@ class ProfilerWindow:
         self.workers_share = None
         self.window_seconds = []
         self._later = []  # (step, seconds) of the unprofiled steps after the window
-        #: (epoch, seconds) of the steps before the window, past the first
-        self._before = list(before)
+        self._before = []  # (epoch, seconds) of the steps before the window, past the first
         #: the process's CPU seconds (all its threads) in each call of the train function, by
         #: step, from the window's first to its last unprofiled step: the step's own math and
         #: whatever ran beside it
@@ -270,60 +257,6 @@ def workers_cpu_since(before):
         return 0.0
     now = workers_cpu_seconds()
     return max(0.0, now - before) if now is not None else 0.0
-
-
-def later_start(window, fit_start, fit_steps):
-    """The train step at which a second window as long as ``window`` would start in a fit
-    of ``fit_steps`` steps from step ``fit_start`` (:data:`LATER_AT` of the way), or None
-    where the fit's length is not known or has no room for it: :data:`DRIFT_STEPS`
-    unprofiled steps after the first window to compare, and :data:`MIN_LATER` after the
-    second to tell what the profiler added."""
-    if not fit_steps or fit_start is None:
-        return None
-    start = fit_start + int(LATER_AT * fit_steps)
-    size = window.last - window.first + 1
-    if start < window.last + SKIP_AFTER + DRIFT_STEPS + 1:
-        return None
-    if start + size + SKIP_AFTER + MIN_LATER > fit_start + fit_steps:
-        return None
-    return start
-
-
-def drift(window, recent):
-    """The median of ``recent`` ((step, seconds) of :data:`DRIFT_STEPS` unprofiled train
-    steps late in the fit) over that of the unprofiled steps after ``window`` and before
-    them; None with fewer than :data:`MIN_LATER` of those."""
-    if len(recent) < DRIFT_STEPS:
-        return None
-    since = min(index for index, _ in recent)
-    later = [seconds for index, seconds in window._later if index < since]
-    if len(later) < MIN_LATER:
-        return None
-    recent_seconds = [seconds for _, seconds in recent]
-    base = statistics.median(later)
-    return statistics.median(recent_seconds) / base if base > 0 else None
-
-
-def drifted(ratio):
-    """Whether a :func:`drift` ratio calls for a second window."""
-    return ratio is not None and (ratio > DRIFT_RATIO or ratio < 1.0 / DRIFT_RATIO)
-
-
-def second_window(first, fit_start, fit_steps, recent, stopped):
-    """A second window as long as ``first``, to start after the latest of ``recent`` (the
-    fit's latest unprofiled train steps, (step, epoch, seconds), oldest first) where that is
-    :func:`later_start` and the steps :func:`drifted`; else None. ``first`` then puts the
-    train function back (:meth:`ProfilerWindow.release`) for the second to mark."""
-    start = later_start(first, fit_start, fit_steps)
-    if start is None or not recent or recent[-1][0] != start - 1:
-        return None
-    ratio = drift(first, [(index, seconds) for index, _, seconds in recent])
-    if not drifted(ratio):
-        return None
-    first.release()
-    before = [(epoch, seconds) for _, epoch, seconds in recent]
-    last = start + first.last - first.first
-    return ProfilerWindow(start, last, first._marker, lambda model: None, stopped, before, ratio)
 
 
 def lending_step(first, last):
