@@ -761,7 +761,11 @@ def test_profile_window_writes_a_tensorboard_trace(tmp_path: Path, python: str) 
     assert [s["step"] for s in profile["steps"]] == [3, 4, 5, 6]
     assert list(Path(profile["dir"]).glob("plugins/profile/*/*.xplane.pb"))
     s = profile["summary"]
+    # the parts add up to the steps, what the profiler added to them included (none where
+    # the steps after the window ran as slow: until session 39 the test left it out, and
+    # CI caught 67.8 against 68.6 ms once it was not)
     parts = s["input_seconds"] + s["compute_seconds"] + s["other_seconds"]
+    parts += s.get("profiler_seconds", 0.0)
     assert parts == pytest.approx(s["duration_seconds"], rel=0.01)
     # the same trace read again on tfres's side, and the line the reports show
     again = read_profile(profile["dir"])
