@@ -210,7 +210,7 @@ class RunFacts:
     input_wait_fraction: float | None
     #: a Keras fit's input share, measured in its profiler window and extended to its other
     #: steps; None without a measured fit step
-    fit_input: FitInput | None = None
+    fit_input: FitInput | None
 
     @property
     def framework(self) -> str:
@@ -395,10 +395,8 @@ def run_facts(record: Record) -> RunFacts:
     if isinstance(child_env, dict):
         env.update({str(k): str(v) for k, v in child_env.items()})
     steps = training_steps(record.steps)
-    fraction = input_wait_fraction(steps)
     fit = fit_input(steps)
-    if fit is not None:
-        fraction = fit.fraction
+    fraction = fit.fraction if fit is not None else input_wait_fraction(steps)
     if fraction is None:
         measured = (record.extra or {}).get("input_wait")
         if isinstance(measured, dict) and isinstance(

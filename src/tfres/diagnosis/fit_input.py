@@ -39,19 +39,28 @@ AFTER_WINDOW = 2
 
 @dataclass(frozen=True)
 class FitInput:
-    """A fit's input share: over its window's steps as measured (``window_fraction``),
-    and over all its steps (``fraction``), its ``extended_steps`` other steps each
-    counting its time above ``non_input_seconds`` as input."""
+    """A fit's input share: over its profiler window's ``window_steps`` as measured
+    (:attr:`window_fraction`), and over all its steps (:attr:`fraction`), its
+    ``extended_steps`` other steps each counting its time above ``non_input_seconds`` as
+    input. Seconds are unprofiled (:func:`unprofiled_seconds`)."""
 
-    fraction: float
-    window_fraction: float
     window_steps: int
+    window_wait_seconds: float
+    window_seconds: float
     extended_steps: int
-    non_input_seconds: float
-    wait_seconds: float
-    total_seconds: float
-    #: the other steps' time in all, of ``total_seconds``
+    extended_wait_seconds: float
     extended_seconds: float
+    #: the window's median step less its wait
+    non_input_seconds: float
+
+    @property
+    def window_fraction(self) -> float:
+        return self.window_wait_seconds / self.window_seconds
+
+    @property
+    def fraction(self) -> float:
+        wait = self.window_wait_seconds + self.extended_wait_seconds
+        return wait / (self.window_seconds + self.extended_seconds)
 
 
 def unprofiled_seconds(step: dict[str, Any]) -> float | None:
@@ -68,35 +77,33 @@ def fit_input(steps: Sequence[dict[str, Any]]) -> FitInput | None:
     extended from those with a measured ``input_wait_seconds`` to the others where the
     measured ones waited :data:`EXTEND_ABOVE` or more; None where no fit step was
     measured."""
-    fit = [s for s in steps if s.get("kind") == "fit" and unprofiled_seconds(s)]
-    window = [s for s in fit if isinstance(s.get("input_wait_seconds"), (int, float))]
+    fit = [(s, unprofiled_seconds(s)) for s in steps if s.get("kind") == "fit"]
+    timed = [(s, d) for s, d in fit if d]
+    window = [
+        (s, d, min(float(s["input_wait_seconds"]), d))
+        for s, d in timed
+        if isinstance(s.get("input_wait_seconds"), (int, float))
+    ]
     if not window:
         return None
-    waits = [min(float(s["input_wait_seconds"]), unprofiled_seconds(s) or 0.0) for s in window]
-    window_total = sum(unprofiled_seconds(s) or 0.0 for s in window)
-    window_fraction = sum(waits) / window_total
-    non_input = statistics.median(
-        (unprofiled_seconds(s) or 0.0) - w for s, w in zip(window, waits, strict=True)
-    )
-    measured = {int(s.get("step") or 0) for s in window}
+    window_wait = sum(w for _, _, w in window)
+    window_seconds = sum(d for _, d, _ in window)
+    non_input = statistics.median(d - w for _, d, w in window)
+    measured = {int(s.get("step") or 0) for s, _, _ in window}
     skipped = {i + k for i in measured for k in range(1, AFTER_WINDOW + 1)} | measured
     others = [
-        s
-        for s in fit
+        d
+        for s, d in timed
         if int(s.get("step") or 0) not in skipped and int(s.get("step") or 0) >= FIRST_STEPS
     ]
-    if window_fraction < EXTEND_ABOVE or not others:
+    if window_wait / window_seconds < EXTEND_ABOVE:
         others = []
-    durations = [unprofiled_seconds(s) or 0.0 for s in others]
-    wait = sum(waits) + sum(max(0.0, d - non_input) for d in durations)
-    total = window_total + sum(durations)
     return FitInput(
-        fraction=wait / total,
-        window_fraction=window_fraction,
         window_steps=len(window),
+        window_wait_seconds=window_wait,
+        window_seconds=window_seconds,
         extended_steps=len(others),
+        extended_wait_seconds=sum(max(0.0, d - non_input) for d in others),
+        extended_seconds=sum(others),
         non_input_seconds=non_input,
-        wait_seconds=wait,
-        total_seconds=total,
-        extended_seconds=sum(durations),
     )

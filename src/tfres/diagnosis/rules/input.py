@@ -29,12 +29,11 @@ _FIX = (
 
 
 def _over_the_fit(fit: FitInput, span: str) -> str:
-    window_wait = fit.window_fraction * (fit.total_seconds - fit.extended_seconds)
     return (
         f"input wait {pct(fit.fraction)} of the fit's step time ({span}): the "
         f"{fit.window_steps} steps of its profiler window waited {pct(fit.window_fraction)} "
         f"of theirs (measured), and its {fit.extended_steps} other steps ran "
-        f"{seconds(fit.wait_seconds - window_wait)} of their {seconds(fit.extended_seconds)} "
+        f"{seconds(fit.extended_wait_seconds)} of their {seconds(fit.extended_seconds)} "
         f"above the window's median step less its wait ({seconds(fit.non_input_seconds)}), "
         "counted as their input: the same model on the same batch shape computes as long"
     )
@@ -56,15 +55,16 @@ def input_bound(facts: RunFacts) -> Iterator[Finding]:
         profiler = sum(float(s.get("duration_seconds") or 0.0) for s in steps) - total
         per_step = total / len(steps)
         host_cpu = mean(s.cpu_percent for s in facts.active)
-        evidence = (
-            f"input wait {pct(fraction)} of step time: {seconds(wait)} of {seconds(total)} over "
-            f"{len(steps)} steps ({span_text(facts.window)}); a mean step takes "
-            f"{seconds(per_step)}, "
-            f"{seconds(wait / len(steps))} of it waiting for the next batch"
-        )
         fit = facts.fit_input
         if fit is not None and fit.extended_steps:
             evidence = _over_the_fit(fit, span_text(facts.window))
+        else:
+            evidence = (
+                f"input wait {pct(fraction)} of step time: {seconds(wait)} of {seconds(total)} "
+                f"over {len(steps)} steps ({span_text(facts.window)}); a mean step takes "
+                f"{seconds(per_step)}, "
+                f"{seconds(wait / len(steps))} of it waiting for the next batch"
+            )
         if profiler > 0:
             evidence += (
                 f" (less {seconds(profiler)} that the profiler added to these steps, "
