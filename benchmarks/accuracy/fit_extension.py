@@ -24,8 +24,11 @@ def main() -> None:
     args = parser.parse_args()
     rows: list[tuple[str, str, float, float, float]] = []
     for path in args.files:
-        with open(path) as fh:
-            checks = json.load(fh)["checks"]
+        try:
+            with open(path) as fh:
+                checks = json.load(fh)["checks"]
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            parser.error(f"{path!r} is not a run.py --json output ({err}): pass one, e.g. a.json")
         for check in checks:
             truth = check.get("input_wait_truth")
             fit = fit_input(check.get("steps") or [])
