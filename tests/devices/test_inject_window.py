@@ -251,3 +251,39 @@ def test_a_profiler_that_fails_to_stop_is_told_by_stop_error_not_raised_into_fit
     error = window.stop_error()
     assert isinstance(error, tf.errors.UnavailableError) and stopped == [window]
     assert window.state == "done" and window.stop_error() is None  # told once
+
+
+def _run_window(window: Any, tmp_path: Any, steps: int, step_seconds: float) -> None:
+    model = _model()
+    for index in range(steps):
+        window.begin(index, model, lambda: str(tmp_path))
+        time.sleep(step_seconds)
+        window.end_step()
+        window.timed(index, 0, step_seconds)
+    window.stop()
+
+
+def test_a_long_window_ends_early_once_it_traced_enough_steps(tmp_path: Any) -> None:
+    armed: list[Any] = []
+    stopped: list[Any] = []
+    window = _tfres_window.ProfilerWindow(
+        0, 29, _tfres_xplane.CALL_MARKER, armed.append, stopped=stopped.append, max_seconds=0.05
+    )
+    _run_window(window, tmp_path, 14, 0.01)
+    # 8 traced steps (MIN_TRACED) took 80 ms, past the 50 ms allowed: step 8 stops it
+    assert _tfres_window.MIN_TRACED == 8
+    assert window.ended_early and window.last == 7 and window.state == "done"
+    assert len(window.window_seconds) == 8 and stopped == [window]
+    assert len(armed) == 1  # the step after a window from step 0 lends its batch: step 8
+    assert window.later_seconds == [0.01] * (14 - 8 - _tfres_window.SKIP_AFTER)
+
+
+@pytest.mark.parametrize("max_seconds", [None, 10.0])
+def test_a_window_within_its_time_or_uncapped_runs_to_its_last_step(
+    tmp_path: Any, max_seconds: float | None
+) -> None:
+    window = _tfres_window.ProfilerWindow(
+        0, 9, _tfres_xplane.CALL_MARKER, lambda model: None, max_seconds=max_seconds
+    )
+    _run_window(window, tmp_path, 12, 0.01)
+    assert not window.ended_early and window.last == 9 and len(window.window_seconds) == 10

@@ -48,7 +48,8 @@ class ResourceMonitor(keras.callbacks.Callback):
     - Runs of more than ``max_steps`` steps keep every 2nd, then every 4th, ... step, so the
       record stays bounded; ``record.extra["steps_stride"]`` says how many were skipped.
     - Input wait is measured as ``tfres run`` measures it (docs/instrumentation.md): a
-      TensorFlow profiler window over the steps ``input_wait_window`` (default 5-24, None: off)
+      TensorFlow profiler window over the steps ``input_wait_window`` (default 5-24, ending
+      after 2 s once it has traced 8 steps, as ``tfres run``'s does; None: off)
       and the time each step waits for tf.data (blocked in ``IteratorGetNext``, or for the
       GIL while the pipeline's Python runs, or slowed by the pipeline taking its cores: the
       step's call against the same call on a cached batch, timed at train end with every
@@ -270,7 +271,14 @@ class _ProfileWindow:
         self.window = (
             None
             if window is None or os.environ.get("TFRES_INSTRUMENT") == "1"
-            else _tfres_window.ProfilerWindow(*window, xplane.CALL_MARKER, self.alone.arm)
+            else _tfres_window.ProfilerWindow(
+                *window,
+                xplane.CALL_MARKER,
+                self.alone.arm,
+                max_seconds=_tfres_window.MAX_SECONDS
+                if tuple(window) == DEFAULT_INPUT_WAIT_WINDOW
+                else None,
+            )
         )
         self.logdir: str | None = None
         self.steps: dict[int, dict[str, Any]] = {}

@@ -289,8 +289,11 @@ def _window():
         import _tfres_xplane as xplane
 
         first, last = core.INSTRUMENT.window or core.DEFAULT_WINDOW
+        cap = None if _user_window() else _tfres_window.MAX_SECONDS  # --profile runs whole
         _WINDOW.append(
-            _tfres_window.ProfilerWindow(first, last, xplane.CALL_MARKER, _arm, stopped=_keep_trace)
+            _tfres_window.ProfilerWindow(
+                first, last, xplane.CALL_MARKER, _arm, stopped=_keep_trace, max_seconds=cap
+            )
         )
     return _WINDOW[0]
 
@@ -382,6 +385,7 @@ def _read_profile(inst, window, user):
     line = {
         "event": "profile",
         "window": [first, last],
+        "ended_early": window.ended_early,
         "user": user,
         "method": xplane.METHOD,
         "step_alone_seconds": round(xplane.step_alone_seconds(timed), 9) if timed else None,

@@ -37,6 +37,13 @@ MAX_PROFILER_SHARE = 1.0
 #: the profiler made it so (seen: a Keras LSTM's loop of small ops, twice its step traced)
 STEADY_SHARE = 0.2
 MIN_BEFORE = 3
+#: the default window ends early once it has lasted this long and traced
+#: :data:`MIN_TRACED` steps: the profiler's cost grows with the ops it traces, and a recurrent
+#: step traces every op of its loop. A stacked Keras LSTM's 20 traced steps of 250-450 ms
+#: (150 ms unprofiled) took 6 s, and stopping the profiler after them 2.6-3.1 s more, in a
+#: fit of 120 steps (unseen30/compute_lstm_energy)
+MAX_SECONDS = 2.0
+MIN_TRACED = 8
 
 
 def profiler_seconds(window_seconds, later_seconds, before_seconds=()):
@@ -76,10 +83,17 @@ class ProfilerWindow:
     every step): it keeps the window's steps' in ``window_seconds`` and, from the epoch of
     the window's last step, those of up to :data:`LATER_STEPS` steps after the window (past
     the first :data:`SKIP_AFTER`) in ``later_seconds``, the program's speed unprofiled, and
-    those before it (:attr:`before_seconds`)."""
+    those before it (:attr:`before_seconds`).
 
-    def __init__(self, first, last, marker, arm, stopped=None):
+    ``max_seconds``: end the window at the first step past :data:`MIN_TRACED` traced ones
+    once it has lasted that long (:data:`MAX_SECONDS` for the default window; None: run to
+    ``last``). :attr:`last` is then the last step traced, and :attr:`ended_early` is True."""
+
+    def __init__(self, first, last, marker, arm, stopped=None, max_seconds=None):
         self.first, self.last = first, last
+        self.max_seconds = max_seconds
+        self.ended_early = False
+        self._began_at = None  # when the profiler started
         self.state = "waiting"  # -> on -> done
         self.logdir = None
         self._marker = marker
@@ -106,6 +120,8 @@ class ProfilerWindow:
     def begin(self, index, model, new_logdir):
         import tensorflow as tf
 
+        if self.state == "on" and index <= self.last and self._long_enough(index):
+            self.last, self.ended_early = index - 1, True
         if self.state == "on" and index > self.last:
             self.stop()  # and step last + 1 may be the one that lends its batch
         self._index = index
@@ -117,11 +133,20 @@ class ProfilerWindow:
             tf.profiler.experimental.start(self.logdir)
             self.state = "on"
             self._traced = True
-            self._workers_at = (_clock(), workers_cpu_seconds())
+            self._began_at = _clock()
+            self._workers_at = (self._began_at, workers_cpu_seconds())
             self._unmark = mark_calls(model, self._marker, self._call_cpu)
         if self.state == "on":
             self._trace = tf.profiler.experimental.Trace("train", step_num=index, _r=1)
             self._trace.__enter__()
+
+    def _long_enough(self, index):
+        """Whether the window has traced enough before step ``index`` (``max_seconds``)."""
+        return (
+            self.max_seconds is not None
+            and index - self.first >= MIN_TRACED
+            and _clock() - self._began_at >= self.max_seconds
+        )
 
     def _call_cpu(self, cpu_seconds):
         # a step's own call comes first: a later call in it (the step alone's, at exit) is not it
