@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen36/``, each written by a
+For each script of the set (``unseen/`` to ``unseen38/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -787,6 +787,48 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_device_probe_predict_credit_scoring": ("start-up", ("startup",), ()),
+    # unseen37/ (helper-55) and unseen38/ (helper-56), session 40; entries from the file
+    # names, written before reading the scripts (unseen37's input_pandasgroupby_churn
+    # shares its name, and its entry, with unseen30's)
+    "checkpoint_ckptmanager_gridload": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_dilatedconv_bearings": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_gruseq2seq_translit": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_tta_landuse": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_parseexample_adclicks": ("input", ("input_bound",), ()),
+    "input_regex_weblogs": ("input", ("input_bound",), ()),
+    "input_shelve_patients": ("input", ("input_bound",), ()),
+    "input_skipgram_playlists": ("input", ("input_bound",), ()),
+    "input_unicodechars_reviews": ("input", ("input_bound",), ()),
+    "memory_probehistory_fraud": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_devicecheck_inventory": ("start-up", ("startup",), ()),
+    "checkpoint_modelcheckpoint_gridload": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_densegnn_molecules": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_widedeep_retail": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_knnretrieval_products": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_base64png_receipts": ("input", ("input_bound",), ()),
+    "input_deque_turbine": ("input", ("input_bound",), ()),
+    "input_interleavestrings_telemetry": ("input", ("input_bound",), ()),
+    "input_lzmanpy_promoters": ("input", ("input_bound",), ()),
+    "input_pildraw_shapes": ("input", ("input_bound",), ()),
+    "input_randomwalk_citations": ("input", ("input_bound",), ()),
+    "memory_memoaugment_birdsong": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_deviceprobe_triage": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -976,6 +1018,16 @@ AB_SCRIPTS = {
         "input_numpy_mixup_cutmix_skin_lesions",
         "input_csvreader_onehot_loop_retail_demand",
         "compute_unet_fit_field_boundary_segmentation",
+    ),
+    "unseen37": (
+        "input_regex_weblogs",
+        "input_skipgram_playlists",
+        "compute_dilatedconv_bearings",
+    ),
+    "unseen38": (
+        "input_pildraw_shapes",
+        "input_deque_turbine",
+        "compute_densegnn_molecules",
     ),
 }
 
