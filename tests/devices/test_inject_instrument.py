@@ -1000,3 +1000,39 @@ def test_a_pydatasets_worker_processes_run_and_their_cpu_is_read(
     assert len([s for s in record.steps if s.get("kind") == "fit"]) == 40
     share = record.extra["profile"]["workers_cpu_share"]
     assert share is not None and share > 0.05
+
+
+EPOCH_END_CALLBACK = """
+import time
+import numpy as np
+import keras
+
+x, y = np.ones((160, 8), "float32"), np.ones((160, 1), "float32")
+
+class Recall(keras.callbacks.Callback):  # the user's evaluation: predict, then NumPy
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch != 1:  # epoch 1's is too short to be a phase
+            scores = self.model.predict(x, batch_size=80, verbose=0)
+            time.sleep(0.3)  # the metric over the scores
+            logs["recall"] = float(scores.mean())
+
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4), keras.layers.Dense(1)])
+model.compile("sgd", "mse")
+model.fit(x, y, batch_size=16, epochs=3, verbose=0, callbacks=[Recall()])
+"""
+
+
+def test_the_programs_epoch_end_callbacks_are_a_phase_and_their_evaluation_is_named(
+    tmp_path: Path, python: str
+) -> None:
+    record, _ = _run(tmp_path, python, EPOCH_END_CALLBACK)
+    ends = [p for p in record.phases if p.name == "epoch-end callbacks"]
+    epochs = {p.name: p for p in record.phases if p.name.startswith("fit epoch ")}
+    assert len(ends) == 2 and all(p.end_seconds - p.start_seconds >= 0.3 for p in ends)
+    # each right after its epoch, holding the callback's predict
+    assert ends[0].start_seconds >= epochs["fit epoch 0"].end_seconds
+    assert ends[1].start_seconds >= epochs["fit epoch 2"].end_seconds
+    predicts = [p for p in record.phases if p.name == "predict"]
+    for end in ends:
+        assert any(end.start_seconds <= p.start_seconds < end.end_seconds for p in predicts)
+    assert record.findings[0]["title"].startswith("Evaluation and prediction take")

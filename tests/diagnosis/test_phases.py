@@ -216,3 +216,41 @@ def test_a_custom_loops_own_evaluation_is_named_with_a_loop_fix() -> None:
     assert "(training 4.5 s)" in share.evidence
     assert "@tf.function eval step" in share.fix and "validation_freq" not in share.fix
     assert diagnose(r)[0].rule == "phase_share"
+
+
+def _fit_with_epoch_callbacks(*inside: str) -> Record:
+    """A 9 s fit (1.5-10.5) of 3 epochs of 1 s, each followed by 2 s of the program's own
+    epoch-end callbacks holding 0.2 s of each phase named in ``inside``."""
+    phases: list[tuple[str, float, float]] = [
+        ("import tensorflow", 0.1, 1.0),
+        ("set-up", 1.0, 1.5),
+        ("fit", 1.5, 10.5),
+    ]
+    for epoch in range(3):
+        start = 1.5 + 3 * epoch
+        phases.append((f"fit epoch {epoch}", start, start + 1.0))
+        phases.append(("epoch-end callbacks", start + 1.0, start + 3.0))
+        for i, name in enumerate(inside):
+            phases.append((name, start + 1.2 + 0.3 * i, start + 1.4 + 0.3 * i))
+    return _hooked(*phases)
+
+
+def test_an_epoch_end_callback_that_predicts_is_evaluation_all_through() -> None:
+    """The predict calls are 0.6 s of 9 s; the callbacks around them, computing their metric
+    in NumPy, 6 s: all of it is the program's evaluation."""
+    found = {f.rule: f for f in diagnose(_fit_with_epoch_callbacks("predict"))}
+    share = found["phase_share"]
+    assert share.title == "Evaluation and prediction take 67% of the work"
+    assert "5.4 s more in the 3 epoch-end callback(s) that evaluate or predict" in share.evidence
+
+
+def test_epoch_end_callbacks_that_neither_evaluate_nor_predict_are_not_evaluation() -> None:
+    assert "phase_share" not in _rules(_fit_with_epoch_callbacks())
+    # and a save in them is a save: 0.6 s of 9 s, not evaluation either
+    assert "phase_share" not in _rules(_fit_with_epoch_callbacks("model save"))
+
+
+def test_saves_inside_an_evaluating_callback_are_not_counted_as_evaluation() -> None:
+    found = {f.rule: f for f in diagnose(_fit_with_epoch_callbacks("predict", "model save"))}
+    # 3 x (2 s - 0.2 s of save) = 5.4 s of evaluation in 9 s
+    assert found["phase_share"].title == "Evaluation and prediction take 60% of the work"

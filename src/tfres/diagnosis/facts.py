@@ -330,6 +330,7 @@ _HOOK_PHASES = (
     "first predict step",
     "evaluate",
     "validation",
+    "epoch-end callbacks",
     "loop evaluation",
     "predict",
     "model save",

@@ -253,15 +253,29 @@ def _callback_class(keras, inst):
             self._start("fit")
 
         def on_train_end(self, logs=None):
+            self._epoch_callbacks()
             _stop_window()
             self._end("fit")
 
         def on_epoch_begin(self, epoch, logs=None):
+            self._epoch_callbacks()
             self.epoch = epoch
             self._start("epoch")
 
         def on_epoch_end(self, epoch, logs=None):
             self._end("epoch", "fit epoch %d" % epoch)
+            self.begun["epoch end"] = _clock()
+
+        def _epoch_callbacks(self):
+            """The program's own ``on_epoch_end`` callbacks ran from this callback's (the
+            first in the list) to the next epoch's start or the fit's end: a phase where
+            they took :data:`EPOCH_END_SECONDS` or more (an evaluation callback's metrics
+            in NumPy, a plot, a save)."""
+            start = self.begun.pop("epoch end", None)
+            now = _clock()
+            if start is not None and now - start >= EPOCH_END_SECONDS:
+                inst.phase(EPOCH_END, start, now)
+                inst.last_work_end = now
 
         def on_test_begin(self, logs=None):
             self._start("evaluate")
@@ -276,6 +290,12 @@ def _callback_class(keras, inst):
             self._end("predict")
 
     return TfresSteps
+
+
+#: the phase of the program's ``on_epoch_end`` callbacks, written where they took at least
+#: ``EPOCH_END_SECONDS`` (shorter ones would fill the timeline with nothing to see)
+EPOCH_END = "epoch-end callbacks"
+EPOCH_END_SECONDS = 0.05
 
 
 # ---------------------------------------------------------------- the profiler window

@@ -65,6 +65,9 @@ _LOOP_EVAL_FIX = (
     "@tf.function eval step (eager model calls and metric updates run op by op)"
 )
 _SAVES = ("model save", "checkpoint save")
+#: the program's own ``on_epoch_end`` callbacks (``tfres run``'s hook writes them where they
+#: took 50 ms or more): where one evaluates or predicts, all of its time is evaluation
+EPOCH_END = "epoch-end callbacks"
 _FIRST_EVAL = ("first evaluate step", "first predict step")
 #: the first calls: each traces a model's function once per process
 FIRST_CALLS = ("first step", *_FIRST_EVAL)
@@ -93,17 +96,50 @@ def _startup_end(facts: RunFacts) -> float | None:
 def _covered_seconds(facts: RunFacts, names: tuple[str, ...]) -> float:
     """Seconds covered by the phases named, nested or overlapping ones counted once (a
     checkpoint save inside ``fit`` is part of the fit's time, not added to it)."""
-    spans = sorted(
-        (p.start_seconds, p.end_seconds or p.start_seconds)
-        for p in facts.record.phases
-        if p.name in names
+    return _union_seconds(
+        [
+            (p.start_seconds, p.end_seconds or p.start_seconds)
+            for p in facts.record.phases
+            if p.name in names
+        ]
     )
+
+
+def _union_seconds(spans: list[tuple[float, float]]) -> float:
+    """Seconds covered by ``spans``, overlapping ones counted once."""
     covered, reach = 0.0, float("-inf")
-    for start, end in spans:
+    for start, end in sorted(spans):
         if end > reach:
             covered += end - max(start, reach)
             reach = end
     return covered
+
+
+def _evaluating_callbacks(facts: RunFacts) -> tuple[int, float]:
+    """The program's epoch-end callbacks that evaluate or predict (an evaluate or predict
+    phase inside them): how many, and their seconds outside those phases and outside
+    saves. That is the rest of the user's evaluation: a metric computed in NumPy over the
+    predictions, a nearest-neighbour retrieval, a plot (``unseen38/eval_knnretrieval_products``
+    spent 4 s an epoch on a NumPy recall@10 after 0.8 s of ``evaluate`` and ``predict``)."""
+    phases = facts.record.phases
+    inner = [
+        (p.name, p.start_seconds, p.end_seconds or p.start_seconds)
+        for p in phases
+        if p.name in _EVAL or p.name in _SAVES
+    ]
+    count, outside = 0, 0.0
+    for p in phases:
+        if p.name != EPOCH_END or p.end_seconds is None:
+            continue
+        start, end = p.start_seconds, p.end_seconds
+        inside = [
+            (name, max(a, start), min(b, end)) for name, a, b in inner if a < end and b > start
+        ]
+        if not any(name in _EVAL for name, _, _ in inside):
+            continue
+        count += 1
+        outside += max(0.0, end - start - _union_seconds([(a, b) for _, a, b in inside]))
+    return count, outside
 
 
 def _work_seconds(facts: RunFacts) -> float:
@@ -214,18 +250,25 @@ def phase_share(facts: RunFacts) -> Iterator[Finding]:
             "save_best_only=True, save_weights_only=True)",
         ),
     ):
-        spent = max(0.0, _total(facts, names) - _total(facts, first_calls))
+        callbacks, around = _evaluating_callbacks(facts) if names is _EVAL else (0, 0.0)
+        spent = max(0.0, _total(facts, names) + around - _total(facts, first_calls))
         share = spent / work
         if share < PHASE_DOMINANT_SHARE:
             continue
         count = sum(1 for p in facts.record.phases if p.name in names)
+        also = (
+            f", and {seconds(around)} more in the {callbacks} epoch-end callback(s) that "
+            "evaluate or predict (the metrics they compute around the calls)"
+            if callbacks
+            else ""
+        )
         yield Finding(
             rule="phase_share",
             severity="warning",
             title=f"{what} take {pct(share)} of the work",
             evidence=(
-                f"{count} {what.lower()} phase(s): {seconds(spent)} of {seconds(work)} of work "
-                f"after start-up and the first calls (training "
+                f"{count} {what.lower()} phase(s){also}: {seconds(spent)} of {seconds(work)} "
+                f"of work after start-up and the first calls (training "
                 f"{seconds(_training_seconds(facts))})"
             ),
             cause=f"{what.lower()} run often or long compared with the training steps",
