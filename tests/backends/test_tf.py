@@ -137,6 +137,7 @@ def test_cuda_libraries_names_the_sonames():
     assert set(libs) == {"libcudart.so.12", "libcudnn.so.9"}
 
 
+@pytest.mark.onednn
 def test_sampler_running_while_tensorflow_imports_does_not_deadlock(python: str) -> None:
     """A sampler started before ``import tensorflow`` reads the allocator only once TF is
     fully imported; looking at a half-imported TF from its thread used to deadlock. Where

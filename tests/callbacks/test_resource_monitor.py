@@ -31,6 +31,7 @@ def sampler_threads() -> int:
     return sum(1 for t in threading.enumerate() if t.name == "tfres-sampler" and t.is_alive())
 
 
+@pytest.mark.onednn
 def test_epochs_steps_and_allocator_peaks_in_a_saved_record(model_and_data, store_path):
     model, x, y = model_and_data
     cb = tfres.callbacks.ResourceMonitor(label="tiny", interval=0.02)

@@ -20,7 +20,7 @@ from tfres.devices.child_env import INJECT_DIR
 from tfres.record import Record, load
 from tfres.watch.allocator import NO_INSTRUMENT_NOTE
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.onednn]
 
 # a tiny Keras model with a 4 MiB kernel (1024 x 1024 float32), trained for two epochs
 TINY_KERAS = """

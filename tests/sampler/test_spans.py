@@ -139,6 +139,7 @@ def _scripted_sampler(interval: float, clock=time.monotonic, **kwargs) -> Sample
     )
 
 
+@pytest.mark.onednn
 def test_the_allocator_is_read_every_half_second_and_carried():
     clock = FakeClock()
     reader = Allocator()
@@ -151,6 +152,7 @@ def test_the_allocator_is_read_every_half_second_and_carried():
     assert seen == [1] * 5 + [2] * 5 + [3]
 
 
+@pytest.mark.onednn
 def test_the_last_sample_reads_the_allocator_again():
     reader = Allocator()
     s = _scripted_sampler(0.02, tf_memory=True, tf_reader=reader)

@@ -89,6 +89,7 @@ def test_monitor_does_not_import_tensorflow_or_start_it(python, tmp_path):
     assert out.returncode == 0, out.stderr
 
 
+@pytest.mark.onednn
 def test_tensorflow_allocator_is_read_once_the_program_started_it(tf):
     with tfres.monitor(interval=0.02, store=False) as m:
         big = tf.ones((1024, 1024))  # 4 MiB in TF's CPU allocator

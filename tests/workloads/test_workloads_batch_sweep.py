@@ -20,6 +20,7 @@ def test_verdict_names_where_bigger_batches_stop_paying() -> None:
     assert verdict([(16, None)]) == ("no batch size ran to the end", None)
 
 
+@pytest.mark.onednn
 def test_one_row_per_batch_size_with_samples_per_second() -> None:
     rows = [w for w in tiny_bench_record().workloads if w["name"] == "batch_sweep"]
     p = TINY_PARAMS["batch_sweep"]
@@ -40,6 +41,7 @@ def test_one_row_per_batch_size_with_samples_per_second() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.onednn  # the CPU allocator that fails differs with oneDNN on
 def test_out_of_memory_is_a_result_not_a_crash() -> None:
     # batch 2**20 of a 65 536-wide layer needs 256 GiB for one activation: TensorFlow's
     # allocator really fails (after its 10 s retry) and the sweep must record it and go on

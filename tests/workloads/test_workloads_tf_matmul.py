@@ -7,6 +7,8 @@ import pytest
 from _bench_shared import TINY_PARAMS, tiny_bench_record
 from tfres.backends.tf_runtime import memory_info
 
+pytestmark = pytest.mark.onednn  # the allocator's figures need oneDNN on: .ci/run runs both
+
 
 @pytest.fixture(scope="module")
 def rows() -> list[dict]:
