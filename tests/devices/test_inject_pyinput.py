@@ -59,6 +59,25 @@ def _reads_within(measure: Callable[[], GapReading | None], low: float, high: fl
     raise AssertionError(f"no reading in [{low}, {high}): {readings}")
 
 
+def _reads_its_own_time(
+    measure: Callable[[], tuple[GapReading | None, float]],
+    low: float,
+    high: float,
+    slack: float = 0.0,
+) -> None:
+    """One of three readings of ``measure`` in [low * t, high * t + slack), t the time of
+    the same call, timed around it (``measure`` returns both). A gap the sampler never got
+    into (a loaded machine) reads None: a miss, as in :func:`_reads_within`."""
+    readings: list[tuple[float | None, float]] = []
+    for _ in range(3):
+        reading, took = measure()
+        seconds = None if reading is None else reading.seconds()
+        readings.append((seconds, took))
+        if seconds is not None and low * took <= seconds < high * took + slack:
+            return
+    raise AssertionError(f"no (reading, own time) in [{low}t, {high}t + {slack}): {readings}")
+
+
 @pytest.mark.parametrize("make", [_batches, _busy_batches], ids=["sleeping", "computing"])
 def test_a_generator_resumption_is_input_and_the_loops_own_python_is_not(make) -> None:  # noqa: ANN001
     def measure() -> GapReading | None:
@@ -168,17 +187,15 @@ def test_stopped_inside_the_input_counts_up_to_the_stop() -> None:
         time.sleep(0.02)
         yield timer.stop()  # the hot function is called from inside the generator
 
-    readings = []
-    for _ in range(3):  # one of three within bounds: a loaded machine starves the sampler
+    def measure() -> tuple[GapReading | None, float]:
         timer.start(loop_frame=sys._getframe())
         start = time.perf_counter()
         reading = next(reader())
         took = time.perf_counter() - start  # the whole gap, in the generator
         assert reading is not None and not timer.on
-        readings.append((reading.seconds(), took))
-        if 0.5 * took <= (reading.seconds() or 0.0) <= took:
-            return
-    raise AssertionError(f"no (reading, gap) within bounds: {readings}")
+        return reading, took
+
+    _reads_its_own_time(measure, 0.5, 1.0)
 
 
 def test_the_sampler_rests_between_gaps_and_leaves_a_profiler_alone() -> None:
@@ -331,15 +348,12 @@ def test_a_long_c_call_holding_the_gil_then_python_is_read_whole() -> None:
             yield total
 
     gen, timer = batches(), GapSampler()
-    readings = []
-    for _ in range(3):  # one of three within bounds: a loaded machine starves the sampler
+
+    def measure() -> tuple[GapReading | None, float]:
         timer.start(loop_frame=sys._getframe())
         start = time.perf_counter()
         next(gen)
-        took = time.perf_counter() - start  # the batch's own time, the same call's
-        reading = timer.stop()
-        seconds = None if reading is None else reading.seconds()  # None: no sample got in
-        readings.append((seconds, took))
-        if seconds is not None and 0.5 * took <= seconds < 1.5 * took + 0.005:
-            return
-    raise AssertionError(f"no (reading, batch time) within bounds: {readings}")
+        took = time.perf_counter() - start  # the batch's own time
+        return timer.stop(), took
+
+    _reads_its_own_time(measure, 0.5, 1.5, slack=0.005)

@@ -241,41 +241,33 @@ def _callback_class(keras, inst):
             self._close(_clock())
             self.begun[kind] = _clock()
 
-        def _end(self, kind, name=None):
+        def _end(self, kind, name=None, min_seconds=0.0):
             now = _clock()
             self._close(now)
             start = self.begun.pop(kind, None)
-            if start is not None:
+            if start is not None and now - start >= min_seconds:
                 inst.phase(name or kind, start, now)
                 inst.last_work_end = now
 
         def on_train_begin(self, logs=None):
             self._start("fit")
 
+        # the program's own on_epoch_end callbacks run from this callback's (the first in
+        # the list) to the next epoch's start or the fit's end: a phase where they took
+        # EPOCH_END_SECONDS or more (an evaluation callback's metrics in NumPy, a plot, a save)
         def on_train_end(self, logs=None):
-            self._epoch_callbacks()
+            self._end("epoch end", EPOCH_END, EPOCH_END_SECONDS)
             _stop_window()
             self._end("fit")
 
         def on_epoch_begin(self, epoch, logs=None):
-            self._epoch_callbacks()
+            self._end("epoch end", EPOCH_END, EPOCH_END_SECONDS)
             self.epoch = epoch
             self._start("epoch")
 
         def on_epoch_end(self, epoch, logs=None):
             self._end("epoch", "fit epoch %d" % epoch)
-            self.begun["epoch end"] = _clock()
-
-        def _epoch_callbacks(self):
-            """The program's own ``on_epoch_end`` callbacks ran from this callback's (the
-            first in the list) to the next epoch's start or the fit's end: a phase where
-            they took :data:`EPOCH_END_SECONDS` or more (an evaluation callback's metrics
-            in NumPy, a plot, a save)."""
-            start = self.begun.pop("epoch end", None)
-            now = _clock()
-            if start is not None and now - start >= EPOCH_END_SECONDS:
-                inst.phase(EPOCH_END, start, now)
-                inst.last_work_end = now
+            self._start("epoch end")
 
         def on_test_begin(self, logs=None):
             self._start("evaluate")

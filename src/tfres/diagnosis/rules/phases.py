@@ -235,22 +235,23 @@ def phase_share(facts: RunFacts) -> Iterator[Finding]:
     if not _covered_seconds(facts, TRAINING_PHASES):
         return
     in_loop = any(p.name == LOOP_EVAL for p in facts.record.phases)
-    for names, first_calls, what, fix in (
+    for names, first_calls, (callbacks, around), what, fix in (
         (
             _EVAL,
             _FIRST_EVAL,
+            _evaluating_callbacks(facts),
             "Evaluation and prediction",
             _LOOP_EVAL_FIX if in_loop else _EVAL_FIX,
         ),
         (
             _SAVES,
             (),
+            (0, 0.0),
             "Model and checkpoint saves",
             "save less often: ModelCheckpoint(..., save_freq='epoch' or N*steps, "
             "save_best_only=True, save_weights_only=True)",
         ),
     ):
-        callbacks, around = _evaluating_callbacks(facts) if names is _EVAL else (0, 0.0)
         spent = max(0.0, _total(facts, names) + around - _total(facts, first_calls))
         share = spent / work
         if share < PHASE_DOMINANT_SHARE:
