@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 

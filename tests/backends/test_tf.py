@@ -11,6 +11,10 @@ import pytest
 
 from tfres.backends import tf as backend
 
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
+
 PROBE = textwrap.dedent(
     """
     import json, sys
@@ -137,11 +141,14 @@ def test_cuda_libraries_names_the_sonames():
     assert set(libs) == {"libcudart.so.12", "libcudnn.so.9"}
 
 
-@pytest.mark.onednn
-def test_sampler_running_while_tensorflow_imports_does_not_deadlock(python: str) -> None:
+@pytest.mark.parametrize("onednn", ["1", "0"])
+def test_sampler_running_while_tensorflow_imports_does_not_deadlock(
+    python: str, onednn: str
+) -> None:
     """A sampler started before ``import tensorflow`` reads the allocator only once TF is
     fully imported; looking at a half-imported TF from its thread used to deadlock. Where
-    TensorFlow keeps no CPU allocator statistics (oneDNN off), the record says so instead."""
+    TensorFlow keeps no CPU allocator statistics (oneDNN off), the record says so instead.
+    The child gets ``TF_ENABLE_ONEDNN_OPTS`` both ways, so both paths run on any CPU."""
     code = (
         "import json, time\n"
         "from tfres.sampler.sampler import Sampler\n"
@@ -158,7 +165,9 @@ def test_sampler_running_while_tensorflow_imports_does_not_deadlock(python: str)
         "print(json.dumps({'devices': sorted(s.samples[-1].tf_memory), 'notes': s.notes,\n"
         "                  'stats': stats, 'onednn': onednn_enabled()}))\n"
     )
-    out = _run(python, code)
+    out = _run(python, code, {"TF_ENABLE_ONEDNN_OPTS": onednn})
+    if onednn == "1":  # TensorFlow's CPU statistics are on with oneDNN on every CPU
+        assert out["onednn"] is True and out["stats"] is True
     if out["stats"]:
         assert "CPU:0" in out["devices"]
     else:

@@ -12,6 +12,10 @@ from tfres.batchsize.finder import BatchSizeResult, find_batch_size, isolated_re
 from tfres.batchsize.search import MAX_TRIALS, Trial, classify, search
 from tfres.errors import TfresError
 
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
+
 MiB = 2**20
 
 # -- the search, driven by a function of the batch size -----------------------------------

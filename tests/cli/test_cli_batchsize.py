@@ -11,6 +11,10 @@ import pytest
 from tfres.batchsize.finder import BatchSizeResult, Trial
 from tfres.cli import main
 
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
+
 SCRIPT = textwrap.dedent(
     """
     import numpy as np

@@ -16,6 +16,10 @@ from tfres.cli.bench import parse_overrides
 from tfres.store import Store
 from tfres.workloads import WORKLOADS
 
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
+
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> dict:

@@ -16,6 +16,10 @@ from fakes import FakeGpu
 from tfres import __version__
 from tfres.cli import main
 
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
+
 TFRES = shutil.which("tfres", path=str(Path(sys.executable).parent)) or "tfres"
 
 

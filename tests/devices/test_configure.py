@@ -20,6 +20,10 @@ from tfres.devices.child_env import CONFIG_ENV, INJECT_DIR, child_environment
 from tfres.devices.configure import Applied, configure
 from tfres.errors import NoGpuError
 
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
+
 # -- validation: no TensorFlow needed ---------------------------------------------------
 
 

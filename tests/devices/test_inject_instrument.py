@@ -1,5 +1,5 @@
 """Unmodified Keras/TF scripts (no tfres import) under `tfres run`: the start-up hook records
-steps with measured input wait, phases, notes; --no-instrument; --profile; SIGUSR1 + checkpoint."""
+steps with measured input wait, phases, notes; --profile; SIGUSR1 + checkpoint."""
 
 from __future__ import annotations
 
@@ -747,11 +747,6 @@ def test_a_train_on_batch_loop_fed_by_a_plain_function_times_its_input(
     waits = sorted(s["input_wait_seconds"] for s in timed)
     assert 0.025 <= waits[len(waits) // 2] <= 0.040
     assert record.findings[0]["rule"] == "input_bound"
-
-
-def test_no_instrument_leaves_the_child_alone(tmp_path: Path, python: str) -> None:
-    record, _ = _run(tmp_path, python, GENERATOR_FIT.format(spe=1), "--no-instrument")
-    assert record.steps == [] and record.phases == []
 
 
 def test_profile_window_writes_a_tensorboard_trace(tmp_path: Path, python: str) -> None:
