@@ -4,15 +4,16 @@ A custom loop over a Python generator (``for x in batches(): train_step(x)``) ge
 wait from the time inside the generator between two calls of the hot function. tfres first
 timed it with Python's profile hook (``sys.setprofile``, reproduced below as
 ``ProfileHookTimer`` for the comparison), which every Python and C call in the gap pays for;
-it now samples the loop thread's stack from a daemon thread (``_tfres_pyinput.GapSampler``).
+it now samples the loop thread's stack (``_tfres_pyinput.GapSampler``): by SIGALRM on the
+loop's own thread since session 41, from a daemon thread before (and where SIGALRM is taken).
 
 For each kind of generator, each round makes one batch bare, one under each timer, in turns
 (then the order rotated); per timer it reports the median of the reading over the bare
 batch (1.00 is right), the median of the batch's own time under it over bare (what the
 timer slows the program), the 90th percentile of each batch's error against that batch's
 own time (how far one gap's reading can be off), and the batches with no sample (not
-measured). The sampler runs three times: as the child runs it (0.1 ms switch interval in
-the gap), at 0.5 ms, and at the program's 5 ms, as it ran before session 29.
+measured). The sampler runs four times: as the child runs it (SIGALRM), and by its thread
+at a switch interval of 0.1 ms (sessions 29-40), 0.5 ms and the program's 5 ms (before).
 Nothing here imports tfres's package: the timer is loaded from ``src/tfres/devices/inject``
 as the child loads it.
 
@@ -78,6 +79,25 @@ def short_python() -> Iterator[float]:
         yield sum(_point(i * 0.01, i * 0.02) for i in range(60_000))
 
 
+def random_walk() -> Iterator[np.ndarray]:
+    """A random walk over a graph, a neighbour drawn by NumPy per hop: each draw hands the
+    GIL back and takes it again, and a thread waiting for it is beaten every time (the GIL
+    convoy of ``unseen38/input_randomwalk_citations``, read 32% against 72% by the thread)."""
+    rng = np.random.default_rng(0)
+    adj = [rng.integers(0, 3000, int(rng.integers(2, 15))) for _ in range(3000)]
+    feats = rng.normal(size=(3000, 64)).astype("float32")
+    while True:
+        agg = np.zeros((128, 64), "float32")
+        for i, seed in enumerate(rng.integers(0, 3000, 128)):
+            node, seen = seed, []
+            for _ in range(24):
+                nbrs = adj[node]
+                node = nbrs[rng.integers(len(nbrs))]
+                seen.append(node)
+            agg[i] = feats[seen].mean(axis=0)
+        yield agg
+
+
 def numpy_per_item() -> Iterator[np.ndarray]:
     """A few NumPy calls per item, 256 items a batch (an augmenting reader)."""
     rng = np.random.default_rng(0)
@@ -116,9 +136,10 @@ def compare(make: Callable[[], Iterator], rounds: int) -> dict[str, dict[str, fl
     timers = {
         "bare": None,
         "profile hook": ProfileHookTimer(),
-        "sampler, 5 ms": GapSampler(every=0.001, switch=None),  # before session 29
-        "sampler": GapSampler(),
-        "sampler, 0.5 ms": GapSampler(switch=0.0005),
+        "sampler, 5 ms": GapSampler(every=0.001, switch=None, alarm=False),  # session 28
+        "sampler": GapSampler(),  # as the child runs it: by SIGALRM (session 41)
+        "thread, 0.1 ms": GapSampler(alarm=False),  # sessions 29-40
+        "thread, 0.5 ms": GapSampler(switch=0.0005, alarm=False),
     }
     took: dict[str, list[float]] = {name: [] for name in timers}
     # (the batch's own time, the timer's reading); a reading of None: a gap with no sample
@@ -171,6 +192,7 @@ def main() -> None:
             "per-sample Python": per_sample_python,
             "NumPy per item": numpy_per_item,
             "reads 64 files": reads_files(Path(tmp)),
+            "random walk": random_walk,
         }
         print(
             f"{'generator':<20} {'bare ms':>8} {'timer':<15} {'read/bare':>9} {'slowdown':>9}"

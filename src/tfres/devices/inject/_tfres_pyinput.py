@@ -9,22 +9,40 @@ The time inside the outermost generator frame, or ``__next__`` / ``__getitem__``
 entered from the loop is input. A generator's ``__next__`` cannot be wrapped from outside,
 so :class:`GapSampler` looks at the loop thread's stack instead: from the end of one call of
 the hot function to the start of the next (only in the gaps timed: the window's, and one in
-10 after it, :func:`_tfres_loops._time_python_input`), a daemon thread
-samples it every half millisecond (``sys._current_frames()``), and the time since the previous
-sample goes to input when an input frame is on the stack between the sampled frame and the
-loop's frame. A sample that reaches the loop's frame with no input frame on the way keeps
-the line of the loop it was on: :mod:`_tfres_feed` tells at exit which of those statements
-make the step's input (``x, y = next_batch()``) and which are the loop's own (logging).
+10 after it, :func:`_tfres_loops._time_python_input`), it is sampled every half millisecond,
+and the time since the previous sample goes to input when an input frame is on the stack
+between the sampled frame and the loop's frame. A sample that reaches the loop's frame with
+no input frame on the way keeps the line of the loop it was on: :mod:`_tfres_feed` tells at
+exit which of those statements make the step's input (``x, y = next_batch()``) and which are
+the loop's own (logging).
+
+Two ways to take the samples:
+
+- **SIGALRM** (where the loop runs on the main thread, as the loops timed here do, and the
+  program has no SIGALRM handler or real-time timer of its own): a timer armed for the gap
+  only (``setitimer(ITIMER_REAL)``, with ``SA_RESTART`` so that system calls go on) sends the
+  signal, and Python runs the handler on the loop's own thread at its next bytecode, with
+  the frame it is in. No GIL changes hands, so no convoy can keep a sample out: a random-walk
+  sampler calling ``rng.integers`` every few microseconds got 1 sample per 8 ms batch from
+  the thread below (``unseen38/input_randomwalk_citations`` read 32% input against 72%), and
+  one every 0.5 ms from the timer (21 in a 9 ms batch, reading 8.6 of 8.9 ms). The timer
+  stops at the end of each gap; the handler stays, since a tick sent just before could
+  still be on its way (and the default action ends the process: a first version that put
+  it back at once was killed by SIGALRM). A program that later takes SIGALRM for itself
+  (``signal.alarm``, ``signal.setitimer``, ``signal.signal``) gets the default action back
+  first, and the gaps go to the thread.
+- **A daemon thread** otherwise, which reads the loop thread's stack
+  (``sys._current_frames()``) and so needs the GIL for each sample (below).
 
 A sample is attributed to where the thread is when it lands (a long C call inside the input
-counts as input once the sampler gets the GIL); the last stretch, from the last sample to
-the next call, goes half to where the last sample was (the input ended somewhere in it).
+counts as input once the sample is taken, after it); the last stretch, from the last sample
+to the next call, goes half to where the last sample was (the input ended somewhere in it).
 
-Error: a sample waits for the GIL, up to the interpreter's switch interval while the loop's
-thread runs Python. At the default 5 ms a sample came about every 6 ms, two in a 12 ms gap,
-each credited with all the time since the one before: a loop spending 11 ms a step in its
-batch read 0, 6, 12 or 18 ms; at 0.5 ms, 9.7-12.7 ms a step. Each edge of a gap is placed
-within about a millisecond.
+Error of the thread: a sample waits for the GIL, up to the interpreter's switch interval
+while the loop's thread runs Python. At the default 5 ms a sample came about every 6 ms, two
+in a 12 ms gap, each credited with all the time since the one before: a loop spending 11 ms
+a step in its batch read 0, 6, 12 or 18 ms; at 0.5 ms, 9.7-12.7 ms a step. Each edge of a
+gap is placed within about a millisecond.
 
 The switch interval is set to 0.1 ms for each gap (``SWITCH_SECONDS``) and the program's
 given back at its end, because some Python would not hand the GIL over at 0.5 ms or 5 ms: a
@@ -39,7 +57,8 @@ shows the convoy). Python that releases the GIL more often still could; a gap wi
 sample at all is not measured (``GapReading.starved``) rather than read as no input, and the
 loop's record says how many there were.
 
-Cost: a GIL hand-over per sample, whatever the input code does, in the timed gaps only.
+Cost, in the timed gaps only: a signal and a handler call per sample (the random-walk
+batch ran 4% slower with the timer on), or a GIL hand-over per sample by the thread.
 Python's profile hook, used before the sampler, paid for every Python and C call in the
 gap: a generator making 60,000 of them per batch read 3-6 times its own time
 (``benchmarks/gap_timer.py``).
@@ -58,6 +77,7 @@ import threading
 import time
 
 import _tfres_feed
+from _tfres_alarm import ALARM
 from _tfres_xplane import overlap
 
 #: inspect.CO_GENERATOR, without importing inspect at start-up
@@ -86,15 +106,20 @@ def _is_input(code):
 
 class GapSampler:
     """Seconds spent in Python input code between :meth:`start` and :meth:`stop`, from
-    samples of the loop thread's stack taken by a daemon thread (see the module's
-    docstring). The thread sleeps on an event between gaps."""
+    samples of the loop thread's stack (see the module's docstring): taken by SIGALRM's
+    handler on the loop's own thread where the program leaves SIGALRM alone, else by a
+    daemon thread that sleeps on an event between gaps."""
 
-    def __init__(self, clock=time.monotonic, every=SAMPLE_SECONDS, switch=SWITCH_SECONDS):
-        """``switch``: the switch interval set for each gap, seconds; None leaves the
-        program's (``benchmarks/gap_timer.py`` compares the two)."""
+    def __init__(
+        self, clock=time.monotonic, every=SAMPLE_SECONDS, switch=SWITCH_SECONDS, alarm=True
+    ):
+        """``switch``: the switch interval set for each gap sampled by the thread, seconds;
+        None leaves the program's (``benchmarks/gap_timer.py`` compares the two).
+        ``alarm=False`` samples by the thread even where SIGALRM is free."""
         self._clock = clock
         self._every = every
         self._switch_to = switch
+        self._alarm = alarm
         self._lock = threading.Lock()
         self._gap = threading.Event()
         self._thread = None
@@ -110,6 +135,8 @@ class GapSampler:
         self._samples = 0  # taken in this gap
         self._deadline = float("inf")
         self._switch = None  # the program's switch interval, while ours is set
+        #: how the last gap was sampled: "alarm" or "thread"
+        self.by = None
 
     @property
     def on(self):
@@ -132,6 +159,10 @@ class GapSampler:
             self._last = self._began = self._clock()
             self._deadline = self._last + limit_seconds
             self._sampling = True
+            if self._alarm and self._arm():
+                self.by = "alarm"
+                return
+            self.by = "thread"
             self._shorten_switch()
         if self._thread is None:
             self._thread = threading.Thread(
@@ -147,9 +178,8 @@ class GapSampler:
         with self._lock:
             if not self._sampling:
                 return None
-            self._sampling = False
-            self._gap.clear()
-            self._restore_switch()
+            self._sampling = False  # first: an alarm due now finds the gap over
+            self._end_sampling()
             now = self._clock()
             if self._inside:  # the input ended somewhere after the last sample
                 self._seconds += (now - self._last) / 2
@@ -171,6 +201,30 @@ class GapSampler:
             mine = {(line, callee): s for (at, line, callee), s in lines.items() if at == id(frame)}
             reading.loop(frame.f_code.co_filename, frame.f_lineno, chain, mine)
         return reading
+
+    def _end_sampling(self):
+        """Stop the sampling of this gap, by whichever means it ran."""
+        self._gap.clear()
+        self._disarm()
+        self._restore_switch()
+
+    def _arm(self):
+        """Sample this gap by SIGALRM where the program leaves it free; False where not."""
+        return ALARM.arm(self, self._every)
+
+    def _disarm(self):
+        ALARM.disarm(self)
+
+    def _on_alarm(self, frame):
+        """A tick of the timer armed for this gap (see :mod:`_tfres_alarm`): ``frame`` is where
+        the loop's thread is. No lock: nothing else samples this gap, and :meth:`stop`
+        (which the tick may interrupt) ends the gap first."""
+        if self._sampling:
+            try:
+                self._take(frame)
+            except Exception:  # raised here, it would surface in the program's own code
+                self._sampling = False
+                self._end_sampling()
 
     def _shorten_switch(self):
         """Shorten the interpreter's switch interval for the gap, so that a sample waits about
@@ -198,30 +252,33 @@ class GapSampler:
     def _sample(self):
         frame = sys._current_frames().get(self._target)
         with self._lock:
-            if not self._sampling:
-                return
-            now = self._clock()
-            if now > self._deadline:  # not a gap between steps any more
-                self._sampling, self._anchors, self._lines = False, {}, {}
-                self._gap.clear()
-                self._restore_switch()
-                return
-            inside, line, callee, depth = False, None, None, 0
-            anchors = self._anchors
-            while frame is not None and depth < MAX_DEPTH:
-                if anchors.get(id(frame)) is frame:  # the loop's own Python, or above it
-                    line = (id(frame), frame.f_lineno, callee)
-                    break
-                if _is_input(frame.f_code):
-                    inside = True
-                    break
-                callee, frame, depth = frame.f_code, frame.f_back, depth + 1
-            if inside:
-                self._seconds += now - self._last
-            elif line is not None:
-                self._lines[line] = self._lines.get(line, 0.0) + now - self._last
-            self._last, self._inside, self._last_line = now, inside, line
-            self._samples += 1
+            if self._sampling and self.by == "thread":
+                self._take(frame)
+
+    def _take(self, frame):
+        """One sample: the time since the previous one goes to where ``frame`` (the loop
+        thread's innermost) is now."""
+        now = self._clock()
+        if now > self._deadline:  # not a gap between steps any more
+            self._sampling, self._anchors, self._lines = False, {}, {}
+            self._end_sampling()
+            return
+        inside, line, callee, depth = False, None, None, 0
+        anchors = self._anchors
+        while frame is not None and depth < MAX_DEPTH:
+            if anchors.get(id(frame)) is frame:  # the loop's own Python, or above it
+                line = (id(frame), frame.f_lineno, callee)
+                break
+            if _is_input(frame.f_code):
+                inside = True
+                break
+            callee, frame, depth = frame.f_code, frame.f_back, depth + 1
+        if inside:
+            self._seconds += now - self._last
+        elif line is not None:
+            self._lines[line] = self._lines.get(line, 0.0) + now - self._last
+        self._last, self._inside, self._last_line = now, inside, line
+        self._samples += 1
 
 
 class GapReading:
