@@ -152,6 +152,9 @@ class GapSampler:
             anchors[id(frame)] = frame
             frame = frame.f_back
         with self._lock:
+            if self._sampling:  # a gap never stopped: its timer or switch interval ends here
+                self._sampling = False
+                self._end_sampling()
             self._seconds, self._inside, self._samples = 0.0, False, 0
             self._lines, self._last_line = {}, None
             self._target = threading.get_ident()
