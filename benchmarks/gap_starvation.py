@@ -12,9 +12,11 @@ the GIL around ``calloc`` for zeroed arrays of 1 KiB or more (``default_calloc``
 ``alloc.c``; these are 3.75 KiB); each release wakes the sampler, the loop's thread takes
 the GIL back first, and because the GIL changed hands within the sampler's timed wait, the
 wait never asks for a forced switch. A wait shorter than the time between two releases
-does: the sampler now sets 0.1 ms, and each case runs at 5 ms, 0.5 ms and 0.1 ms. With
+does: the sampler's thread sets 0.1 ms, and each case runs at 5 ms, 0.5 ms and 0.1 ms. With
 other programs busy on both cores the starvation mostly goes away, so run this on a quiet
-machine.
+machine. Since session 41 the sampler takes its samples by SIGALRM on the loop's own thread
+where the program leaves SIGALRM free (no GIL changes hands, so nothing here applies); this
+script measures the thread, which samples elsewhere (``benchmarks/gap_timer.py`` has both).
 
     .venv/bin/python benchmarks/gap_starvation.py [--gaps 20] [--rounds 2]
 """
