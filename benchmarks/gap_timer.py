@@ -82,7 +82,8 @@ def short_python() -> Iterator[float]:
 def random_walk() -> Iterator[np.ndarray]:
     """A random walk over a graph, a neighbour drawn by NumPy per hop: each draw hands the
     GIL back and takes it again, and a thread waiting for it is beaten every time (the GIL
-    convoy of ``unseen38/input_randomwalk_citations``, read 32% against 72% by the thread)."""
+    convoy of ``unseen38/input_randomwalk_citations``, read 32% against 72% by the thread).
+    ``tests/devices/test_inject_pyinput_alarm.py`` reads it by SIGALRM."""
     rng = np.random.default_rng(0)
     adj = [rng.integers(0, 3000, int(rng.integers(2, 15))) for _ in range(3000)]
     feats = rng.normal(size=(3000, 64)).astype("float32")

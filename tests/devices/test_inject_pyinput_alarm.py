@@ -11,10 +11,13 @@ import signal
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from tfres.devices.child_env import INJECT_DIR
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytest.importorskip("numpy")
 if not hasattr(signal, "setitimer"):
@@ -26,26 +29,12 @@ sys.path.insert(0, {str(INJECT_DIR)!r})
 from _tfres_pyinput import GapSampler
 """
 
-# a random walk over a graph, one neighbour drawn by NumPy per hop: each draw releases and
-# takes back the GIL, so a thread waiting for the GIL is woken and beaten every few us
-CONVOY = """
-import numpy as np
-
-rng = np.random.default_rng(0)
-adj = [rng.integers(0, 3000, int(rng.integers(2, 15))) for _ in range(3000)]
-feats = rng.normal(size=(3000, 64)).astype("float32")
-
-def batches():
-    while True:
-        agg = np.zeros((128, 64), "float32")
-        for i, seed in enumerate(rng.integers(0, 3000, 128)):
-            node, seen = seed, []
-            for _ in range(24):
-                nbrs = adj[node]
-                node = nbrs[rng.integers(len(nbrs))]
-                seen.append(node)
-            agg[i] = feats[seen].mean(axis=0)
-        yield agg
+# the random walk of benchmarks/gap_timer.py: one neighbour drawn by NumPy per hop, each
+# draw releasing and taking back the GIL, so a thread waiting for the GIL is woken and
+# beaten every few us (its graph is built in the first gap, which the checks leave out)
+CONVOY = f"""
+sys.path.insert(0, {str(ROOT / "benchmarks")!r})
+from gap_timer import random_walk as batches
 
 def gaps(sampler, n=20):
     out, g = [], batches()

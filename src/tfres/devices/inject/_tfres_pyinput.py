@@ -22,10 +22,11 @@ Two ways to take the samples:
   program has no SIGALRM handler or real-time timer of its own): a timer armed for the gap
   only (``setitimer(ITIMER_REAL)``, with ``SA_RESTART`` so that system calls go on) sends the
   signal, and Python runs the handler on the loop's own thread at its next bytecode, with
-  the frame it is in. No GIL changes hands, so no convoy can keep a sample out: a random-walk
-  sampler calling ``rng.integers`` every few microseconds got 1 sample per 8 ms batch from
-  the thread below (``unseen38/input_randomwalk_citations`` read 32% input against 72%), and
-  one every 0.5 ms from the timer (21 in a 9 ms batch, reading 8.6 of 8.9 ms). The timer
+  the frame it is in. No GIL changes hands, so no convoy can keep a sample out: a random walk
+  calling ``rng.integers`` every few microseconds kept the thread below out of most of its
+  batches (``unseen38/input_randomwalk_citations`` read 32% input against 72%); in
+  ``benchmarks/gap_timer.py`` the thread read 0.82 of such a batch with no sample in 16 of
+  21, the timer 1.03, every batch sampled. The timer
   stops at the end of each gap; the handler stays, since a tick sent just before could
   still be on its way (and the default action ends the process: a first version that put
   it back at once was killed by SIGALRM). A program that later takes SIGALRM for itself
@@ -58,7 +59,8 @@ sample at all is not measured (``GapReading.starved``) rather than read as no in
 loop's record says how many there were.
 
 Cost, in the timed gaps only: a signal and a handler call per sample (the random-walk
-batch ran 4% slower with the timer on), or a GIL hand-over per sample by the thread.
+batch ran 1.04 of its bare time with the timer on, in ``gap_timer.py``), or a GIL hand-over
+per sample by the thread.
 Python's profile hook, used before the sampler, paid for every Python and C call in the
 gap: a generator making 60,000 of them per batch read 3-6 times its own time
 (``benchmarks/gap_timer.py``).
@@ -162,7 +164,7 @@ class GapSampler:
             self._last = self._began = self._clock()
             self._deadline = self._last + limit_seconds
             self._sampling = True
-            if self._alarm and self._arm():
+            if self._alarm and ALARM.arm(self, self._every):
                 self.by = "alarm"
                 return
             self.by = "thread"
@@ -208,15 +210,8 @@ class GapSampler:
     def _end_sampling(self):
         """Stop the sampling of this gap, by whichever means it ran."""
         self._gap.clear()
-        self._disarm()
-        self._restore_switch()
-
-    def _arm(self):
-        """Sample this gap by SIGALRM where the program leaves it free; False where not."""
-        return ALARM.arm(self, self._every)
-
-    def _disarm(self):
         ALARM.disarm(self)
+        self._restore_switch()
 
     def _on_alarm(self, frame):
         """A tick of the timer armed for this gap (see :mod:`_tfres_alarm`): ``frame`` is where
