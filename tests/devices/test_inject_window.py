@@ -287,3 +287,54 @@ def test_a_window_within_its_time_or_uncapped_runs_to_its_last_step(
     )
     _run_window(window, tmp_path, 12, 0.01)
     assert not window.ended_early and window.last == 9 and len(window.window_seconds) == 10
+
+
+def _run_growing_window(
+    window: Any,
+    tmp_path: Any,
+    steps: int,
+    grow_bytes: int,
+    *,
+    before: bool,
+) -> list[bytes]:
+    """Run ``steps`` steps of a window that starts at step 5; each step keeps ``grow_bytes``
+    of new, written memory (resident, as the profiler's buffer is) inside the window only,
+    or from step 1 on (``before``): the program's own growth."""
+    model = _model()
+    kept: list[bytes] = []
+    for index in range(steps):
+        window.begin(index, model, lambda: str(tmp_path))
+        if (index >= 1) if before else window.state == "on":
+            kept.append(b"\x01" * grow_bytes)
+        window.end_step()
+        window.timed(index, 0, 0.001)
+    window.stop()
+    return kept
+
+
+def test_a_window_whose_buffer_grows_past_its_cap_ends_after_two_traced_steps(
+    tmp_path: Any,
+) -> None:
+    mib = 2**20
+    window = _tfres_window.ProfilerWindow(
+        5, 24, _tfres_xplane.CALL_MARKER, lambda model: None, max_buffer_bytes=48 * mib
+    )
+    _run_growing_window(window, tmp_path, 12, 40 * mib, before=False)
+    # steps 5 and 6 held 80 MiB, past the 48 allowed: step 7 stops it
+    assert _tfres_window.MIN_TRACED_COSTLY == 2
+    assert window.ended_early and window.last == 6 and window.state == "done"
+    assert len(window.window_seconds) == 2
+    assert 70 * mib <= window.buffer_bytes <= 90 * mib, window.buffer_bytes
+
+
+def test_a_program_growing_as_fast_before_its_window_keeps_the_whole_window(
+    tmp_path: Any,
+) -> None:
+    mib = 2**20
+    window = _tfres_window.ProfilerWindow(
+        5, 12, _tfres_xplane.CALL_MARKER, lambda model: None, max_buffer_bytes=48 * mib
+    )
+    _run_growing_window(window, tmp_path, 15, 40 * mib, before=True)
+    # its own 40 MiB a step, read over steps 1-4, are not the profiler's
+    assert not window.ended_early and window.last == 12 and len(window.window_seconds) == 8
+    assert window.buffer_bytes < 48 * mib, window.buffer_bytes

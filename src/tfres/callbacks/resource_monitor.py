@@ -275,9 +275,9 @@ class _ProfileWindow:
                 *window,
                 xplane.CALL_MARKER,
                 self.alone.arm,
-                max_seconds=_tfres_window.MAX_SECONDS
-                if tuple(window) == DEFAULT_INPUT_WAIT_WINDOW
-                else None,
+                **(
+                    _tfres_window.DEFAULT_CAPS if tuple(window) == DEFAULT_INPUT_WAIT_WINDOW else {}
+                ),
             )
         )
         self.logdir: str | None = None

@@ -301,10 +301,10 @@ def _window():
         import _tfres_xplane as xplane
 
         first, last = core.INSTRUMENT.window or core.DEFAULT_WINDOW
-        cap = None if _user_window() else _tfres_window.MAX_SECONDS  # --profile runs whole
+        caps = {} if _user_window() else _tfres_window.DEFAULT_CAPS  # --profile runs whole
         _WINDOW.append(
             _tfres_window.ProfilerWindow(
-                first, last, xplane.CALL_MARKER, _arm, stopped=_keep_trace, max_seconds=cap
+                first, last, xplane.CALL_MARKER, _arm, stopped=_keep_trace, **caps
             )
         )
     return _WINDOW[0]
@@ -398,6 +398,7 @@ def _read_profile(inst, window, user):
         "event": "profile",
         "window": [first, last],
         "ended_early": window.ended_early,
+        "buffer_bytes": window.buffer_bytes,
         "user": user,
         "method": xplane.METHOD,
         "step_alone_seconds": round(xplane.step_alone_seconds(timed), 9) if timed else None,

@@ -44,6 +44,17 @@ MIN_BEFORE = 3
 #: fit of 120 steps (unseen30/compute_lstm_energy)
 MAX_SECONDS = 2.0
 MIN_TRACED = 8
+#: ...and at the first step past :data:`MIN_TRACED_COSTLY` traced ones once the profiler's
+#: buffer has grown by this much. The profiler keeps every event in memory until it stops,
+#: and collecting them then takes the step after the window: over 10 traced steps the
+#: LSTM's buffer grew by 535-620 MB (39-101 MB a step) and stopping took 0.64-0.93 s, two
+#: to three of its steps; a small MLP's by 2.6-2.7 MB, in 7 ms
+#: (``benchmarks/profiler_buffer.py``)
+MAX_BUFFER_BYTES = 64 * 2**20
+MIN_TRACED_COSTLY = 2
+#: the default window's caps (``ProfilerWindow``'s keywords); a window the user asked for
+#: (``--profile``) runs whole
+DEFAULT_CAPS = {"max_seconds": MAX_SECONDS, "max_buffer_bytes": MAX_BUFFER_BYTES}
 
 
 def profiler_seconds(window_seconds, later_seconds, before_seconds=()):
@@ -86,14 +97,23 @@ class ProfilerWindow:
     those before it (:attr:`before_seconds`).
 
     ``max_seconds``: end the window at the first step past :data:`MIN_TRACED` traced ones
-    once it has lasted that long (:data:`MAX_SECONDS` for the default window; None: run to
-    ``last``). :attr:`last` is then the last step traced, and :attr:`ended_early` is True."""
+    once it has lasted that long; ``max_buffer_bytes``: at the first step past
+    :data:`MIN_TRACED_COSTLY` once the profiler's buffer has grown that much
+    (:data:`DEFAULT_CAPS` for the default window; None: run to ``last``). :attr:`last` is
+    then the last step traced, and :attr:`ended_early` is True; :attr:`buffer_bytes` tells
+    what the buffer held when the window stopped."""
 
-    def __init__(self, first, last, marker, arm, stopped=None, max_seconds=None):
+    def __init__(
+        self, first, last, marker, arm, stopped=None, max_seconds=None, max_buffer_bytes=None
+    ):
         self.first, self.last = first, last
         self.max_seconds = max_seconds
+        self.max_buffer_bytes = max_buffer_bytes
         self.ended_early = False
         self._began_at = None  # when the profiler started
+        self._rss = []  # the process's resident bytes at each step's start, up to the window's
+        #: the profiler's buffer when the window stopped, in bytes (:meth:`_buffer_bytes`)
+        self.buffer_bytes = None
         self.state = "waiting"  # -> on -> done
         self.logdir = None
         self._marker = marker
@@ -120,6 +140,8 @@ class ProfilerWindow:
     def begin(self, index, model, new_logdir):
         import tensorflow as tf
 
+        if self.max_buffer_bytes is not None and self.state != "done":
+            self._rss.append((index, rss_bytes()))
         if self.state == "on" and index <= self.last and self._long_enough(index):
             self.last, self.ended_early = index - 1, True
         if self.state == "on" and index > self.last:
@@ -141,12 +163,37 @@ class ProfilerWindow:
             self._trace.__enter__()
 
     def _long_enough(self, index):
-        """Whether the window has traced enough before step ``index`` (``max_seconds``)."""
+        """Whether the window has traced enough before step ``index``: ``max_seconds``, or
+        ``max_buffer_bytes`` of the profiler's buffer (:meth:`_buffer_bytes`)."""
+        traced = index - self.first
+        if self.max_buffer_bytes is not None and traced >= MIN_TRACED_COSTLY:
+            grown = self._buffer_bytes()
+            if grown is not None and grown >= self.max_buffer_bytes:
+                return True
         return (
             self.max_seconds is not None
-            and index - self.first >= MIN_TRACED
+            and traced >= MIN_TRACED
             and _clock() - self._began_at >= self.max_seconds
         )
+
+    def _buffer_bytes(self):
+        """What the profiler holds so far, in bytes: the process's resident memory's growth
+        since the window's first step, less the program's own growth before the window
+        (its median over a step, times the steps traced: a ``cache()`` filling, a list of
+        losses) so that only the window's is counted. None where it cannot be read."""
+        before = [(i, b) for i, b in self._rss if i < self.first]
+        inside = [(i, b) for i, b in self._rss if i >= self.first]
+        if len(inside) < 2 or inside[0][1] is None or inside[-1][1] is None:
+            return None
+        own = [
+            later - earlier
+            for (i, earlier), (j, later) in zip(before, before[1:], strict=False)
+            if i and j == i + 1 and earlier is not None and later is not None
+        ]  # past step 0 -> 1: the first step builds and traces the model
+        rate = max(0.0, statistics.median(own)) if own else 0.0
+        (first, start), (index, now) = inside[0], inside[-1]
+        self.buffer_bytes = max(0, int(now - start - rate * (index - first)))
+        return self.buffer_bytes
 
     def _call_cpu(self, cpu_seconds):
         # a step's own call comes first: a later call in it (the step alone's, at exit) is not it
@@ -214,7 +261,8 @@ class ProfilerWindow:
         raised is kept for :meth:`stop_error`, not raised: it must not reach the user's ``fit``.
 
         It stops here, on the caller's thread, inside the step after the window: collecting
-        and writing the trace takes 20-80 ms of a 2-core VM. On a thread of its own (the GIL
+        and writing the trace takes 20-80 ms of a 2-core VM for most models, and grows with
+        the profiler's buffer (:data:`MAX_BUFFER_BYTES`). On a thread of its own (the GIL
         is released meanwhile) it cost no less: with both cores busy, the next 6-7 steps
         each ran 10-50 ms slower (docs/benchmarks/instrumentation.md)."""
         if self.state != "on":
@@ -223,6 +271,8 @@ class ProfilerWindow:
 
         try:
             self.end_step()
+            if self.max_buffer_bytes is not None:
+                self._buffer_bytes()
             tf.profiler.experimental.stop()
             self.workers_share = _share_since(self._workers_at)
         except Exception as err:
@@ -237,6 +287,15 @@ class ProfilerWindow:
         """What stopping the profiler raised (:meth:`stop`), told once; or None."""
         error, self._stop_error = self._stop_error, None
         return error
+
+
+def rss_bytes():
+    """The process's resident memory in bytes (``/proc/self/statm``), or None (not Linux)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _share_since(at):

@@ -1,0 +1,153 @@
+"""What TensorFlow's profiler holds in memory over a window of Keras steps, and what stopping
+it costs: why the default window also ends on the profiler's buffer (session 42).
+
+For each kind of fit, in a fresh interpreter: 30 train steps, the profiler on over steps
+5 to 5+N (``tf.profiler.experimental.start/stop``, as tfres's window), and at each step's
+start the process's resident memory (``/proc/self/statm``). It reports the memory's growth
+over the window (read just before the stop) and a traced step (the mean, and the range
+between the steps' starts), the seconds ``stop()`` took (collecting and writing the trace,
+inside the step after the window), and the window's median step over the median unprofiled
+step after it. Linux only (``/proc``).
+
+    .venv/bin/python benchmarks/profiler_buffer.py               # lstm, mlp, generator
+    .venv/bin/python benchmarks/profiler_buffer.py --kinds lstm --traced 4 --rounds 3
+
+- ``lstm``: the stacked Keras LSTM of ``accuracy/unseen30/compute_lstm_energy.py`` (two
+  LSTM(192) over 96 steps, an in-memory tf.data pipeline): a step of many small ops;
+- ``mlp``: three Dense layers over an in-memory pipeline, a step of a few ops;
+- ``generator``: the same MLP fed by ``from_generator`` (10 ms of Python a batch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+KINDS = ("lstm", "mlp", "generator")
+FIRST, STEPS = 5, 30
+
+
+def _child(kind: str, traced: int) -> dict:
+    """One fit of ``kind`` with the profiler over ``traced`` steps; its readings."""
+    import time
+
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    page = os.sysconf("SC_PAGE_SIZE")
+
+    def rss() -> int:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * page
+
+    if kind == "lstm":
+        sys.path.insert(0, str(HERE / "accuracy" / "unseen30"))
+        import compute_lstm_energy as energy
+
+        x, y = energy.make_data(np.random.default_rng(0))
+        data, model = energy.make_dataset(x, y), energy.build_model()
+    else:
+        rng = np.random.default_rng(0)
+        if kind == "mlp":
+            x = rng.normal(size=(64 * 200, 32)).astype("float32")
+            data = tf.data.Dataset.from_tensor_slices((x, x[:, :1])).batch(64).repeat()
+        else:
+
+            def batches():
+                while True:
+                    end = time.perf_counter() + 0.01
+                    while time.perf_counter() < end:  # the batch's Python
+                        pass
+                    x = rng.normal(size=(64, 32)).astype("float32")
+                    yield x, x[:, :1]
+
+            spec = (tf.TensorSpec((64, 32), tf.float32), tf.TensorSpec((64, 1), tf.float32))
+            data = tf.data.Dataset.from_generator(batches, output_signature=spec)
+        model = keras.Sequential(
+            [keras.Input((32,)), keras.layers.Dense(256, activation="relu")]
+            + [keras.layers.Dense(256, activation="relu"), keras.layers.Dense(1)]
+        )
+        model.compile("adam", "mse")
+
+    logdir = tempfile.mkdtemp(prefix="profiler_buffer_")
+    resident, times, stop_seconds, held = [], [], [], []
+
+    class Window(keras.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            if batch == FIRST + traced:
+                held.append(rss() - resident[FIRST])
+                start = time.perf_counter()
+                tf.profiler.experimental.stop()
+                stop_seconds.append(time.perf_counter() - start)
+            resident.append(rss())  # after a stop: the buffer is let go at the stop
+            if batch == FIRST:
+                tf.profiler.experimental.start(logdir)
+            self.began = time.perf_counter()
+
+        def on_train_batch_end(self, batch, logs=None):
+            times.append(time.perf_counter() - self.began)
+
+    model.fit(data, epochs=1, steps_per_epoch=STEPS, callbacks=[Window()], verbose=0)
+    inside = resident[FIRST : FIRST + traced]
+    grown = [b - a for a, b in zip(inside, inside[1:], strict=False)]
+    window = times[FIRST : FIRST + traced]
+    after = times[FIRST + traced + 1 :]
+    return {
+        "kind": kind,
+        "traced": traced,
+        "mb_per_traced_step": held[0] / traced / 1e6,
+        "mb_per_step_range": [min(grown, default=0) / 1e6, max(grown, default=0) / 1e6],
+        "buffer_mb": held[0] / 1e6,
+        "stop_seconds": stop_seconds[0],
+        "window_over_unprofiled": statistics.median(window) / statistics.median(after),
+        "unprofiled_step_ms": statistics.median(after) * 1000,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated: %(default)s")
+    parser.add_argument("--traced", type=int, default=10, help="steps traced (default 10)")
+    parser.add_argument("--rounds", type=int, default=1, help="fresh runs of each kind")
+    parser.add_argument("--json", type=Path, help="write the readings here")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(_child(args.child, args.traced)))
+        return 0
+    kinds = [k for k in args.kinds.split(",") if k]
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not 1 <= args.traced <= STEPS - FIRST - 3:
+        print(f"profiler_buffer.py: kinds are {', '.join(KINDS)}; --traced 1-22", file=sys.stderr)
+        return 2
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    rows = []
+    for _ in range(args.rounds):
+        for kind in kinds:  # in turns, each in a fresh interpreter
+            cmd = [sys.executable, __file__, "--child", kind, "--traced", str(args.traced)]
+            out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            r = rows[-1]
+            print(
+                f"{kind:10} {r['traced']} traced: {r['mb_per_traced_step']:7.2f} MB a step "
+                f"({r['mb_per_step_range'][0]:.1f}-{r['mb_per_step_range'][1]:.1f}), "
+                f"{r['buffer_mb']:7.1f} MB in all, stop {r['stop_seconds']:.3f} s, "
+                f"window/unprofiled {r['window_over_unprofiled']:.2f} "
+                f"(unprofiled step {r['unprofiled_step_ms']:.1f} ms)",
+                flush=True,
+            )
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
