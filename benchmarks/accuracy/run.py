@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen38/``, each written by a
+For each script of the set (``unseen/`` to ``unseen40/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -829,6 +829,48 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_deviceprobe_triage": ("start-up", ("startup",), ()),
+    # unseen39/ (helper-57) and unseen40/ (helper-58), session 42; entries from the file
+    # names, written before reading the scripts
+    "checkpoint_kerassave_intent_router": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_nbeats_fit_retail": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_tabtransformer_fit_insurance": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_quantile_backtest_substations": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_bm25_tapeloop_helpdesk": ("input", ("input_bound",), ()),
+    "input_bz2csv_interleave_orders": ("input", ("input_bound",), ()),
+    "input_dtw_trainonbatch_gestures": ("input", ("input_bound",), ()),
+    "input_fixedwidth_ledger": ("input", ("input_bound",), ()),
+    "input_mbox_pydataset_spam": ("input", ("input_bound",), ()),
+    "input_sax_numpyfn_pumps": ("input", ("input_bound",), ()),
+    "memory_embedding_drift_log_search": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_forecasting_stack_preflight": ("start-up", ("startup",), ()),
+    "checkpoint_backuprestore_keywordspotting": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_convmixer_fit_textures": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_graphattention_tape_crystals": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_miou_callback_roadmasks": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_fps_trainonbatch_lidar": ("input", ("input_bound",), ()),
+    "input_gifframes_fromgen_gesture": ("input", ("input_bound",), ()),
+    "input_mulaw_pydataset_callcenter": ("input", ("input_bound",), ()),
+    "input_neighborsample_tape_coauthor": ("input", ("input_bound",), ()),
+    "input_netpbm_ascii_cellcounts": ("input", ("input_bound",), ()),
+    "input_tiffstack_pyfunction_confocal": ("input", ("input_bound",), ()),
+    "memory_saliency_archive_dermoscopy": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_backbone_registry_pathology": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
