@@ -3,11 +3,12 @@ it costs: why the default window also ends on the profiler's buffer (session 42)
 
 For each kind of fit, in a fresh interpreter: 30 train steps, the profiler on over steps
 5 to 5+N (``tf.profiler.experimental.start/stop``, as tfres's window), and at each step's
-start the process's resident memory (``/proc/self/statm``). It reports the memory's growth
-over the window (read just before the stop) and a traced step (the mean, and the range
-between the steps' starts), the seconds ``stop()`` took (collecting and writing the trace,
-inside the step after the window), and the window's median step over the median unprofiled
-step after it. Linux only (``/proc``).
+start the process's resident memory (``/proc/self/statm``, read by the window's own
+``_tfres_window.rss_bytes``). It reports the memory's growth over the window (read just
+before the stop) and a traced step (the mean, and the range between the steps' starts), the
+seconds ``stop()`` took (collecting and writing the trace, inside the step after the
+window), and the window's median step over the median unprofiled step after it. Linux only
+(``/proc``).
 
     .venv/bin/python benchmarks/profiler_buffer.py               # lstm, mlp, generator
     .venv/bin/python benchmarks/profiler_buffer.py --kinds lstm --traced 4 --rounds 3
@@ -42,11 +43,9 @@ def _child(kind: str, traced: int) -> dict:
     import numpy as np
     import tensorflow as tf
 
-    page = os.sysconf("SC_PAGE_SIZE")
-
-    def rss() -> int:
-        with open("/proc/self/statm") as fh:
-            return int(fh.read().split()[1]) * page
+    # the reader the window's buffer rule uses, loaded as the child loads it
+    sys.path.insert(0, str(HERE.parent / "src" / "tfres" / "devices" / "inject"))
+    from _tfres_window import rss_bytes as rss
 
     if kind == "lstm":
         sys.path.insert(0, str(HERE / "accuracy" / "unseen30"))
@@ -133,7 +132,11 @@ def main() -> int:
     for _ in range(args.rounds):
         for kind in kinds:  # in turns, each in a fresh interpreter
             cmd = [sys.executable, __file__, "--child", kind, "--traced", str(args.traced)]
-            out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+            out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            if out.returncode != 0:
+                last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+                print(f"profiler_buffer.py: the {kind} fit failed: {last}", file=sys.stderr)
+                return 1
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
             r = rows[-1]
             print(

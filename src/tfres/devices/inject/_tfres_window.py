@@ -192,8 +192,7 @@ class ProfilerWindow:
         ]  # past step 0 -> 1: the first step builds and traces the model
         rate = max(0.0, statistics.median(own)) if own else 0.0
         (first, start), (index, now) = inside[0], inside[-1]
-        self.buffer_bytes = max(0, int(now - start - rate * (index - first)))
-        return self.buffer_bytes
+        return max(0, int(now - start - rate * (index - first)))
 
     def _call_cpu(self, cpu_seconds):
         # a step's own call comes first: a later call in it (the step alone's, at exit) is not it
@@ -272,7 +271,7 @@ class ProfilerWindow:
         try:
             self.end_step()
             if self.max_buffer_bytes is not None:
-                self._buffer_bytes()
+                self.buffer_bytes = self._buffer_bytes()
             tf.profiler.experimental.stop()
             self.workers_share = _share_since(self._workers_at)
         except Exception as err:
