@@ -4,6 +4,7 @@ traced on a batch held in memory, and the user's pipeline is not read again."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import numpy as np
@@ -99,9 +100,32 @@ def test_a_function_whose_graph_captured_an_iterator_runs_on_a_cached_batch() ->
     assert float(epoch()) == sum(_batch_sum(i) for i in range(READS + 1, 2 * READS + 1))
 
 
-def test_a_captured_iterator_the_program_let_go_of_is_refused_not_read_again() -> None:
-    """``del it`` before exit: the graph still holds the iterator's handle, and a call
-    made as it is would read the user's pipeline and carry its cost as "alone"."""
+def test_a_captured_iterator_the_program_let_go_of_is_held_for_its_step_alone() -> None:
+    """``del it`` before exit (`unseen25/input_generator_turbine_vibration`): the iterator
+    is held until exit, so the step alone still runs on one batch of it, from memory."""
+    source = Counted()
+    holder = {"it": iter(source.dataset())}
+
+    @tf.function
+    def step() -> Any:
+        return tf.reduce_sum(next(holder["it"]))
+
+    assert float(step()) == _batch_sum(0)
+    assert _tfres_cached.captures_iterator(step)
+    del holder["it"]
+    gc.collect()
+    try:
+        call, reads = _tfres_cached.on_cached_input(step, type(step).__call__, (), {})
+        made = source.made
+        assert reads and [float(call()) for _ in range(4)] == [_batch_sum(1)] * 4
+        assert source.made - made < 3 * BATCH  # its next batch, once: not 4 reads
+    finally:
+        _tfres_cached.let_go()
+
+
+def test_once_let_go_of_the_captured_iterator_is_refused_not_read_again() -> None:
+    """After :func:`let_go` the graph still holds the iterator's handle: a call made as it
+    is would read the user's pipeline and carry its cost as "alone"."""
     source = Counted()
     holder = {"it": iter(source.dataset())}
 
@@ -112,6 +136,8 @@ def test_a_captured_iterator_the_program_let_go_of_is_refused_not_read_again() -
     step()
     assert _tfres_cached.captures_iterator(step)
     del holder["it"]
+    _tfres_cached.let_go()
+    gc.collect()
     with pytest.raises(_tfres_cached.Refused, match="let go of before exit"):
         _tfres_cached.on_cached_input(step, type(step).__call__, (), {})
 
