@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen40/``, each written by a
+For each script of the set (``unseen/`` to ``unseen42/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -870,6 +870,48 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("memory_growth",),
         ("--memory-budget", "4GiB"),
     ),
+    # unseen41/ (helper-59) and unseen42/ (helper-60), session 43; entries from the file
+    # names, written before reading the scripts
+    "checkpoint_rotating_keras_soilspectra": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_convlstm2d_fit_precip_nowcast": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_inception1d_tapeloop_nir_spectra": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_permimportance_callback_claims": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_fftbands_trainonbatch_sleepeeg": ("input", ("input_bound",), ()),
+    "input_pickle_shards_tapeloop_sessions": ("input", ("input_bound",), ()),
+    "input_rle_weightmap_numpyfn_nuclei": ("input", ("input_bound",), ()),
+    "input_smf_pyfunc_tapeloop_pianoroll": ("input", ("input_bound",), ()),
+    "input_vcf_fromgen_variants": ("input", ("input_bound",), ()),
+    "input_wkt_rasterize_pydataset_parcels": ("input", ("input_bound",), ()),
+    "memory_logit_archive_nextword_lm": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_ensemble_preflight_heatpump": ("start-up", ("startup",), ()),
+    "checkpoint_rolling_archives_soilmoisture": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_perceiver_latent_fit_sensorarrays": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_seresnet1d_tape_mass_spectra": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_perclass_holdout_callback_insect_traps": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_fits_sigmaclip_trainonbatch_realbogus": ("input", ("input_bound",), ()),
+    "input_haar_numpyfn_eeg": ("input", ("input_bound",), ()),
+    "input_nmea_tapeloop_vessels": ("input", ("input_bound",), ()),
+    "input_pickle_shards_pydataset_clickstream": ("input", ("input_bound",), ()),
+    "input_smf_midi_generator_composers": ("input", ("input_bound",), ()),
+    "input_wkt_rasterize_fromgen_parcels": ("input", ("input_bound",), ()),
+    "memory_hardneg_pool_loop_face_crops": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_preflight_port_logistics": ("start-up", ("startup",), ()),
     "startup_backbone_registry_pathology": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
@@ -1070,6 +1112,26 @@ AB_SCRIPTS = {
         "input_pildraw_shapes",
         "input_deque_turbine",
         "compute_densegnn_molecules",
+    ),
+    "unseen39": (
+        "input_sax_numpyfn_pumps",
+        "input_bm25_tapeloop_helpdesk",
+        "compute_nbeats_fit_retail",
+    ),
+    "unseen40": (
+        "input_tiffstack_pyfunction_confocal",
+        "input_neighborsample_tape_coauthor",
+        "compute_convmixer_fit_textures",
+    ),
+    "unseen41": (
+        "input_vcf_fromgen_variants",
+        "input_pickle_shards_tapeloop_sessions",
+        "compute_convlstm2d_fit_precip_nowcast",
+    ),
+    "unseen42": (
+        "input_haar_numpyfn_eeg",
+        "input_nmea_tapeloop_vessels",
+        "compute_perceiver_latent_fit_sensorarrays",
     ),
 }
 
