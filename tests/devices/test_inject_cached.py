@@ -5,6 +5,7 @@ traced on a batch held in memory, and the user's pipeline is not read again."""
 from __future__ import annotations
 
 import gc
+import weakref
 from typing import Any
 
 import numpy as np
@@ -140,6 +141,37 @@ def test_once_let_go_of_the_captured_iterator_is_refused_not_read_again() -> Non
     gc.collect()
     with pytest.raises(_tfres_cached.Refused, match="let go of before exit"):
         _tfres_cached.on_cached_input(step, type(step).__call__, (), {})
+
+
+def _reading(holder: dict) -> Any:
+    """A step whose graph captures ``holder["it"]``, a fold's own function."""
+
+    @tf.function
+    def step() -> Any:
+        return tf.reduce_sum(next(holder["it"]))
+
+    return step
+
+
+def test_only_the_latest_functions_iterators_are_held() -> None:
+    """A new function over a new iterator each fold: the earliest functions' iterators are
+    let go of once more than ``MAX_HELD_FUNCTIONS`` hold some, not kept to exit."""
+    folds = _tfres_cached.MAX_HELD_FUNCTIONS + 1
+    alive = []
+    try:
+        for _ in range(folds):
+            holder = {"it": iter(Counted().dataset())}
+            alive.append(weakref.ref(holder["it"]))
+            step = _reading(holder)
+            step()
+            assert _tfres_cached.captures_iterator(step)
+            del holder["it"], step
+        gc.collect()
+        assert [ref() is not None for ref in alive] == [False] + [True] * (folds - 1)
+    finally:
+        _tfres_cached.let_go()
+    gc.collect()
+    assert all(ref() is None for ref in alive)
 
 
 def test_a_dataset_handed_to_the_function_becomes_its_first_batch_as_many_times() -> None:

@@ -34,6 +34,10 @@ _CAPTURED = {}  # type: dict
 #: `unseen25/input_generator_turbine_vibration`) leaves the step alone nothing to read,
 #: and its input wait rested on the trace alone (27% against a truth of 74%)
 _HELD = {}  # type: dict
+#: the functions whose iterators are held, the latest first called: a program that makes a
+#: new function over a new iterator for each fold or run would otherwise keep every one
+#: (and its prefetched batches) to the end; two keep a training and an evaluation step's
+MAX_HELD_FUNCTIONS = 2
 
 
 class Refused(Exception):
@@ -69,9 +73,11 @@ def captures_iterator(function):
     found = set(id(c) for f in concretes for c in f.captured_inputs if id(c) in live)
     if found:
         _CAPTURED[id(function)] = found
-        if not _HELD:  # after the exit handlers registered before it: the step alone's
-            atexit.register(let_go)
+        if not _HELD:  # registered before the step alone's handler (at the window's
+            atexit.register(let_go)  # first call), so it runs after it
         _HELD[id(function)] = [live[handle] for handle in found]
+        while len(_HELD) > MAX_HELD_FUNCTIONS:
+            del _HELD[next(iter(_HELD))]  # the earliest: dicts keep their insertion order
     return bool(found)
 
 
