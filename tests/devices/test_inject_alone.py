@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tfres.devices.inject import _tfres_alone, _tfres_cached, _tfres_xplane
+from tfres.devices.inject import _tfres_alone, _tfres_cached, _tfres_window, _tfres_xplane
 
 tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
@@ -106,6 +106,106 @@ def test_the_function_is_not_traced_again() -> None:
     assert traces.count("lends") == traces.count("plain")  # the lending step: no new trace
     assert alone.measure(_tfres_xplane.CALL_MARKER, 1.0)
     assert traces.count("lends") == traces.count("plain")  # nor the calls alone
+
+
+def _ragged_data() -> Any:
+    """Sequences of 2-12 ids, padded per batch to the longest: batches of different lengths."""
+    rng = np.random.default_rng(1)
+    rows = [rng.integers(1, 50, rng.integers(2, 13)).astype("int32") for _ in range(96)]
+    labels = rng.integers(0, 2, 96).astype("int32")
+    ds = tf.data.Dataset.from_generator(
+        lambda: zip(rows, labels, strict=True),
+        output_signature=(tf.TensorSpec((None,), tf.int32), tf.TensorSpec((), tf.int32)),
+    )
+    return ds.padded_batch(4).repeat()
+
+
+def _sequence_model(traces: list[int]) -> Any:
+    class Counted(keras.Sequential):
+        def train_step(self, data: Any) -> Any:
+            traces.append(1)
+            return super().train_step(data)
+
+    keras.utils.set_random_seed(0)
+    model = Counted(
+        [
+            keras.Input((None,), dtype="int32"),
+            keras.layers.Embedding(50, 8),
+            keras.layers.GlobalAveragePooling1D(),
+            keras.layers.Dense(2),
+        ]
+    )
+    model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
+class _ArmFrom(keras.callbacks.Callback):
+    """Arms the step alone at each step the window would lend from (window at step 5)."""
+
+    def __init__(self, alone: _tfres_alone.StepAlone) -> None:
+        super().__init__()
+        self.alone = alone
+
+    def on_train_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+        lending = _tfres_window.lending_steps(5, 24)
+        if batch in lending:
+            self.alone.arm(self.model, only_open=batch != lending[-1])
+
+
+def test_batches_whose_length_varies_lend_from_several_steps_and_train_as_they_were() -> None:
+    def fit(alone: _tfres_alone.StepAlone | None, traces: list[int]) -> Any:
+        model = _sequence_model(traces)
+        callbacks = [_ArmFrom(alone)] if alone is not None else []
+        return model.fit(
+            _ragged_data(), steps_per_epoch=10, epochs=2, verbose=0, callbacks=callbacks
+        )
+
+    notes: list[str] = []
+    alone = _tfres_alone.StepAlone(notes.append)
+    plain_traces: list[int] = []
+    lent_traces: list[int] = []
+    plain = fit(None, plain_traces)
+    lent = fit(alone, lent_traces)
+    assert len(lent_traces) == len(plain_traces)  # the lending steps: no new trace
+    assert alone.state == "captured", notes
+    assert len(alone.lent) == _tfres_alone.LENT_STEPS == 3
+    lengths = {int(group[0][0].shape[1]) for group in alone.lent}
+    assert len(lengths) > 1  # the lent batches are not all one length
+    assert plain.history["loss"] == lent.history["loss"]  # the same batches, in order
+    times = alone.measure(_tfres_xplane.CALL_MARKER, 1.0)
+    assert times and notes == []
+    assert len(lent_traces) == len(plain_traces)  # nor the calls alone
+    # each lent batch as many times, plain and profiled
+    assert len(times) % 3 == 0 and len(alone.plain_times) % 3 == 0
+
+
+def test_batches_of_one_shape_lend_from_the_step_before_the_window_alone() -> None:
+    alone = _tfres_alone.StepAlone(lambda text: None)
+    model = _model()
+    model.fit(_data(), steps_per_epoch=8, epochs=1, verbose=0, callbacks=[_ArmFrom(alone)])
+    assert alone.state == "captured" and len(alone.lent) == 1
+    # step 4's batch (the fifth of 16 rows): _data() is not shuffled
+    x = np.random.default_rng(0).normal(size=(160, 8)).astype("float32")
+    np.testing.assert_array_equal(alone.lent[0][0][0].numpy(), x[64:80])
+    assert alone.measure(_tfres_xplane.CALL_MARKER, 1.0)
+
+
+def test_a_spec_is_open_past_the_batch_only_where_a_later_dimension_is_unknown() -> None:
+    open_past = _tfres_alone._open_past_batch
+    assert not open_past((tf.TensorSpec((None, 8)), tf.TensorSpec((None,), tf.int32)))
+    assert open_past((tf.TensorSpec((None, None)), tf.TensorSpec((None,), tf.int32)))
+    assert open_past({"ids": tf.TensorSpec((16, None, 4))})
+    assert open_past(tf.TensorSpec(None))  # unknown rank
+    assert not open_past(None)
+
+
+def test_the_calls_alone_are_a_whole_number_of_cycles_over_the_lent_batches() -> None:
+    cpu: list[float] = []
+    # a call that takes no time: the budget never stops them before MAX_CALLS
+    assert len(_tfres_alone._calls(lambda: None, 0.0, cpu, cycle=3)) == 3
+    assert len(_tfres_alone._calls(lambda: None, 0.0, cpu, cycle=4)) == 4
+    many = _tfres_alone._calls(lambda: None, 10.0, cpu, cycle=3)
+    assert len(many) % 3 == 0 and _tfres_alone.MAX_CALLS <= len(many) < _tfres_alone.MAX_CALLS + 3
 
 
 def test_a_distribution_strategy_or_a_big_model_is_a_note_not_a_timing(

@@ -30,6 +30,10 @@ def _data() -> Any:
     return tf.data.Dataset.from_tensor_slices((x, np.ones((64, 3), "float32"))).batch(16)
 
 
+def _no_arm(model: Any, only_open: bool = False) -> None:
+    """A window's ``arm`` that lends nothing."""
+
+
 def test_the_profiler_window_leaves_a_users_own_profiler_session_alone(tmp_path: Any) -> None:
     stopped: list[Any] = []
     armed: list[Any] = []
@@ -55,7 +59,7 @@ def test_the_profiler_window_leaves_a_users_own_profiler_session_alone(tmp_path:
 def test_the_profiler_window_traces_its_steps_and_says_when_it_stopped(tmp_path: Any) -> None:
     stopped: list[Any] = []
     window = _tfres_window.ProfilerWindow(
-        0, 1, _tfres_xplane.CALL_MARKER, lambda model: None, stopped=stopped.append
+        0, 1, _tfres_xplane.CALL_MARKER, _no_arm, stopped=stopped.append
     )
     model = _model()
     model.fit(_data(), steps_per_epoch=1, epochs=1, verbose=0)  # a train function to mark
@@ -75,7 +79,7 @@ def test_the_profiler_window_traces_its_steps_and_says_when_it_stopped(tmp_path:
 def test_the_window_reads_the_process_cpu_in_each_call_and_after_it_the_pipelines(
     tmp_path: Any,
 ) -> None:
-    window = _tfres_window.ProfilerWindow(0, 1, _tfres_xplane.CALL_MARKER, lambda model: None)
+    window = _tfres_window.ProfilerWindow(0, 1, _tfres_xplane.CALL_MARKER, _no_arm)
     model = _model()
     model.fit(_data(), steps_per_epoch=1, epochs=1, verbose=0)  # a train function to mark
     function = model.train_function
@@ -104,7 +108,7 @@ def test_the_window_reads_the_process_cpu_in_each_call_and_after_it_the_pipeline
 
 
 def test_too_few_unprofiled_calls_after_the_window_tell_no_cpu_beside(tmp_path: Any) -> None:
-    window = _tfres_window.ProfilerWindow(0, 0, _tfres_xplane.CALL_MARKER, lambda model: None)
+    window = _tfres_window.ProfilerWindow(0, 0, _tfres_xplane.CALL_MARKER, _no_arm)
     model = _model()
     model.fit(_data(), steps_per_epoch=1, epochs=1, verbose=0)
     iterator = iter(_data().repeat())
@@ -143,7 +147,7 @@ def _burn(seconds: float) -> None:
 
 
 def test_the_worker_processes_cpu_is_read_over_the_window(tmp_path: Any) -> None:
-    window = _tfres_window.ProfilerWindow(0, 0, _tfres_xplane.CALL_MARKER, lambda model: None)
+    window = _tfres_window.ProfilerWindow(0, 0, _tfres_xplane.CALL_MARKER, _no_arm)
     assert _tfres_window.workers_cpu_seconds() == 0.0  # no children
     model = _model()  # built first: on a busy machine a build outlasted a short worker
     # the worker outlives the window (a worker that ends inside it takes its CPU with it)
@@ -178,7 +182,7 @@ def test_the_worker_processes_cpu_since_a_reading_is_what_they_ran() -> None:
 def test_the_window_keeps_its_steps_and_the_unprofiled_ones_after_it_in_its_epoch(
     tmp_path: Any,
 ) -> None:
-    window = _tfres_window.ProfilerWindow(2, 3, _tfres_xplane.CALL_MARKER, lambda model: None)
+    window = _tfres_window.ProfilerWindow(2, 3, _tfres_xplane.CALL_MARKER, _no_arm)
     model = _model()
     seconds = {index: 0.01 * (index + 1) for index in range(12)}
     for index in range(12):
@@ -216,7 +220,7 @@ def test_the_profilers_cost_is_the_windows_median_step_above_the_unprofiled_ones
 
 
 def test_a_window_that_never_traced_keeps_no_steps(tmp_path: Any) -> None:
-    window = _tfres_window.ProfilerWindow(1, 1, _tfres_xplane.CALL_MARKER, lambda model: None)
+    window = _tfres_window.ProfilerWindow(1, 1, _tfres_xplane.CALL_MARKER, _no_arm)
     model = _model()
     tf.profiler.experimental.start(str(tmp_path / "users"))  # the program's own session
     try:
@@ -236,7 +240,7 @@ def test_a_profiler_that_fails_to_stop_is_told_by_stop_error_not_raised_into_fit
 ) -> None:
     stopped: list[Any] = []
     window = _tfres_window.ProfilerWindow(
-        0, 0, _tfres_xplane.CALL_MARKER, lambda model: None, stopped=stopped.append
+        0, 0, _tfres_xplane.CALL_MARKER, _no_arm, stopped=stopped.append
     )
     model = _model()
     window.begin(0, model, lambda: str(tmp_path))
@@ -283,7 +287,7 @@ def test_a_window_within_its_time_or_uncapped_runs_to_its_last_step(
     tmp_path: Any, max_seconds: float | None
 ) -> None:
     window = _tfres_window.ProfilerWindow(
-        0, 9, _tfres_xplane.CALL_MARKER, lambda model: None, max_seconds=max_seconds
+        0, 9, _tfres_xplane.CALL_MARKER, _no_arm, max_seconds=max_seconds
     )
     _run_window(window, tmp_path, 12, 0.01)
     assert not window.ended_early and window.last == 9 and len(window.window_seconds) == 10
@@ -317,7 +321,7 @@ def test_a_window_whose_buffer_grows_past_its_cap_ends_after_two_traced_steps(
 ) -> None:
     mib = 2**20
     window = _tfres_window.ProfilerWindow(
-        5, 24, _tfres_xplane.CALL_MARKER, lambda model: None, max_buffer_bytes=48 * mib
+        5, 24, _tfres_xplane.CALL_MARKER, _no_arm, max_buffer_bytes=48 * mib
     )
     _run_growing_window(window, tmp_path, 12, 40 * mib, before=False)
     # steps 5 and 6 held 80 MiB, past the 48 allowed: step 7 stops it
@@ -332,9 +336,16 @@ def test_a_program_growing_as_fast_before_its_window_keeps_the_whole_window(
 ) -> None:
     mib = 2**20
     window = _tfres_window.ProfilerWindow(
-        5, 12, _tfres_xplane.CALL_MARKER, lambda model: None, max_buffer_bytes=48 * mib
+        5, 12, _tfres_xplane.CALL_MARKER, _no_arm, max_buffer_bytes=48 * mib
     )
     _run_growing_window(window, tmp_path, 15, 40 * mib, before=True)
     # its own 40 MiB a step, read over steps 1-4, are not the profiler's
     assert not window.ended_early and window.last == 12 and len(window.window_seconds) == 8
     assert window.buffer_bytes < 48 * mib, window.buffer_bytes
+
+
+def test_the_steps_that_lend_their_batch_are_before_the_window_and_past_step_0() -> None:
+    assert _tfres_window.lending_steps(5, 24) == (2, 3, 4)
+    assert _tfres_window.lending_steps(2, 10) == (1,)
+    assert _tfres_window.lending_steps(1, 10) == (0,)  # nothing else before it
+    assert _tfres_window.lending_steps(0, 10) == (11,)  # after a window from step 0

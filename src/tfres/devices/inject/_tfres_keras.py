@@ -315,9 +315,9 @@ def _user_window():
     return core.INSTRUMENT.window is not None
 
 
-def _arm(model):
+def _arm(model, only_open=False):
     try:
-        alone.for_process(core.INSTRUMENT).arm(model)
+        alone.for_process(core.INSTRUMENT).arm(model, only_open)
     except Exception as err:
         core.INSTRUMENT.failed("arming the cached-batch step", err)
 

@@ -81,11 +81,12 @@ class ProfilerWindow:
     ``ResourceMonitor`` callback drive it alike, step by step.
 
     :meth:`begin`, at the start of each train step ``index``: past the window, stop; at the
-    step that lends its batch (:func:`lending_step`), ``arm(model)`` the step alone; at the
-    window's first step, start the profiler in ``new_logdir()`` and mark each call of the
-    model's train function (:func:`mark_calls`); inside the window, wrap the step in
-    ``Trace("train", step_num=index, _r=1)``, the marker TensorBoard's overview needs and
-    Keras 3 does not write. :meth:`end_step` closes it. A profiler that cannot start (the
+    steps that lend their batch (:func:`lending_steps`), ``arm(model)`` the step alone (at the
+    earlier ones ``arm(model, only_open=True)``); at the window's first step, start the
+    profiler in ``new_logdir()`` and mark each call of the model's train function
+    (:func:`mark_calls`); inside the window, wrap the step in ``Trace("train",
+    step_num=index, _r=1)``, the marker TensorBoard's overview needs and Keras 3 does not
+    write. :meth:`end_step` closes it. A profiler that cannot start (the
     user's own session holds it) ends the window: :meth:`begin` raises once, then never
     starts it again. Once the profiler has stopped, ``stopped(window)`` is called (its
     trace is then in ``logdir``), also when stopping failed; :meth:`stop_error` tells the error.
@@ -147,8 +148,11 @@ class ProfilerWindow:
         if self.state == "on" and index > self.last:
             self.stop()  # and step last + 1 may be the one that lends its batch
         self._index = index
-        if index == lending_step(self.first, self.last):
+        lending = lending_steps(self.first, self.last)
+        if index == lending[-1]:
             self._arm(model)
+        elif index in lending:  # only where the batches' shapes may vary
+            self._arm(model, only_open=True)
         if self.state == "waiting" and self.first <= index <= self.last:
             self.state = "done"  # unless the profiler starts
             self.logdir = new_logdir()
@@ -342,11 +346,16 @@ def workers_cpu_since(before):
     return max(0.0, now - before) if now is not None else 0.0
 
 
-def lending_step(first, last):
-    """The train step that lends its batch for a window of steps ``first``-``last``: the one
-    just before it, or just after a window that starts at step 0 (outside the window, so the
-    capture's own time is in no traced step)."""
-    return first - 1 if first > 0 else last + 1
+def lending_steps(first, last, count=3):
+    """The train steps that may lend their batch for a window of steps ``first``-``last``
+    (outside the window, so a capture's own time is in no traced step): up to ``count``
+    just before it, past step 0 (the first call, which traces), or the one just after a
+    window that starts at step 0. All of them lend where the batches' shapes may vary
+    (:meth:`_tfres_alone.StepAlone.arm`'s ``only_open``); otherwise only the last, the
+    step just before the window."""
+    if first <= 0:
+        return (last + 1,)
+    return tuple(range(max(1, first - count), first)) or (first - 1,)
 
 
 def mark_calls(model, marker, on_call=None):
