@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen42/``, each written by a
+For each script of the set (``unseen/`` to ``unseen44/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -913,6 +913,48 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     ),
     "startup_preflight_port_logistics": ("start-up", ("startup",), ()),
     "startup_backbone_registry_pathology": ("start-up", ("startup",), ()),
+    # unseen43/ (helper-61) and unseen44/ (helper-62), session 44; entries from the file
+    # names, written before reading the scripts
+    "checkpoint_export_every_nbatches_seaice": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "checkpoint_kerasarchive_batchcb_riverdischarge": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_deepsets_tapeloop_jetphysics": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_fnet_fit_radiologyreports": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_fnet_fit_reviews": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_neuralode_tapeloop_reactorkinetics": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_ece_calibration_callback_landslide": ("evaluation", ("phase_share:Evaluation",), ()),
+    "eval_mcdropout_callback_soilcarbon": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_bvh_tapeloop_mocapactions": ("input", ("input_bound",), ()),
+    "input_elasticdeform_trainonbatch_archivehandwriting": ("input", ("input_bound",), ()),
+    "input_elasticdeform_trainonbatch_handwriting": ("input", ("input_bound",), ()),
+    "input_gcode_fromgen_printjobs": ("input", ("input_bound",), ()),
+    "input_gcode_pydataset_printfailures": ("input", ("input_bound",), ()),
+    "input_geohash_numpyfn_rideshare": ("input", ("input_bound",), ()),
+    "input_geojson_fromgen_buildingfootprints": ("input", ("input_bound",), ()),
+    "input_hl7_tapeloop_labresults": ("input", ("input_bound",), ()),
+    "input_kalman_pyfunc_livestockcollars": ("input", ("input_bound",), ()),
+    "input_morlet_numpyfn_weldultrasound": ("input", ("input_bound",), ()),
+    "input_polyline_interleave_deliveryroutes": ("input", ("input_bound",), ()),
+    "input_valuenoise_pydataset_terrain": ("input", ("input_bound",), ()),
+    "memory_augbatch_journal_tapeloop_fundus": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "memory_seen_batch_archive_wildfire": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_concrete_signatures_seismicpicker": ("start-up", ("startup",), ()),
+    "startup_quantile_heads_preflight_energytrading": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -1132,6 +1174,16 @@ AB_SCRIPTS = {
         "input_haar_numpyfn_eeg",
         "input_nmea_tapeloop_vessels",
         "compute_perceiver_latent_fit_sensorarrays",
+    ),
+    "unseen43": (
+        "input_gcode_pydataset_printfailures",
+        "input_bvh_tapeloop_mocapactions",
+        "compute_fnet_fit_radiologyreports",
+    ),
+    "unseen44": (
+        "input_geohash_numpyfn_rideshare",
+        "input_hl7_tapeloop_labresults",
+        "compute_deepsets_tapeloop_jetphysics",
     ),
 }
 
