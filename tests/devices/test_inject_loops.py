@@ -13,7 +13,6 @@ import pytest
 from tfres.devices.child_env import INJECT_DIR
 
 sys.path.insert(0, str(INJECT_DIR))
-import _tfres_alone  # noqa: E402
 import _tfres_instrument as core  # noqa: E402
 import _tfres_loops as loops  # noqa: E402
 import _tfres_xplane  # noqa: E402, F401  (write_steps imports it by name)
@@ -121,13 +120,6 @@ def test_a_loop_over_python_input_counts_its_calls_slowdown_up_to_the_cpu_beside
     (tmp_path / "bounded").mkdir()
     waits = _write(tmp_path / "bounded", monkeypatch, steps)
     assert waits == [pytest.approx(0.014), pytest.approx(0.010), pytest.approx(0.010), None]
-
-
-def test_a_loop_calls_native_pipeline_work_is_the_processs_cpu_above_the_call_alone() -> None:
-    # 42 ms of the process's CPU during a call whose function alone takes 30 ms of CPU
-    assert _tfres_alone.native_beside(0.042, 0.030) == pytest.approx(0.012)
-    assert _tfres_alone.native_beside(0.025, 0.030) == 0.0  # less than alone: nothing beside it
-    assert _tfres_alone.native_beside(0.042, None) == 0.0  # the call alone was not timed
 
 
 def test_an_eager_steps_input_is_its_wait_and_the_pipelines_python_since_the_last_step() -> None:

@@ -58,9 +58,6 @@ MAX_CALLS = 100
 #: the steps that lend their batches where the batches' shapes may vary (see the module):
 #: the step alone is the mean over them, each call on the next lent batch in turn
 LENT_STEPS = 3
-#: a loop's function alone is timed at exit only where its calls fit in this: a whole-epoch
-#: function's call is an epoch's math (four of 0.9 s added 3.9 s to a 28 s run, set 24)
-MAX_EXIT_SECONDS = 10
 
 _clock = time.perf_counter
 #: above 0 while a step alone is being timed: its calls are tfres's, not the program's (the
@@ -192,7 +189,7 @@ class StepAlone:
         import tensorflow as tf
 
         variables = _state_variables(self.model)
-        nbytes = _copy_bytes(variables)
+        nbytes = copy_bytes(variables)
         if nbytes > MAX_COPY_BYTES:
             return self._skip(
                 "copying the model's %d MiB of variables to time the step alone is above %d MiB"
@@ -200,15 +197,15 @@ class StepAlone:
             )
         own = iter(self.cached)
         marker = tf.profiler.experimental.Trace
-        with _put_back(variables):
-            _sync(self.function(own))  # the first call on a new iterator runs cold
+        with put_back(variables):
+            sync(self.function(own))  # the first call on a new iterator runs cold
             self.quiet = _tfres_quiet.wait_for_quiet(budget_seconds)
             # a step that waits for its input lasts as long as the pipeline takes, whatever
             # the profiler adds to its math: against such steps the plain call is the one
             cpu = []
             cycle = len(self.lent) or 1
-            self.plain_times = _calls(
-                lambda: _sync(self.function(own)), budget_seconds / 2, cpu, cycle
+            self.plain_times = timed_calls(
+                lambda: sync(self.function(own)), budget_seconds / 2, cpu, cycle
             )
             self.plain_cpu_seconds = statistics.fmean(cpu)
             try:
@@ -221,11 +218,11 @@ class StepAlone:
 
             def marked():
                 with marker(call_marker):  # as the window's calls are marked
-                    _sync(self.function(own))
+                    sync(self.function(own))
 
             cpu = []
             try:
-                times = _calls(marked, budget_seconds / 2, cpu, cycle)
+                times = timed_calls(marked, budget_seconds / 2, cpu, cycle)
                 self.cpu_seconds = statistics.fmean(cpu)
                 return times
             finally:
@@ -283,7 +280,7 @@ def _open_past_batch(spec):
     )
 
 
-def _copy_bytes(variables):
+def copy_bytes(variables):
     """What copying ``variables`` to host memory takes, in bytes."""
     import numpy as np
 
@@ -291,7 +288,7 @@ def _copy_bytes(variables):
 
 
 @contextlib.contextmanager
-def _put_back(variables):
+def put_back(variables):
     """Every variable of ``variables`` assigned back, on leaving, the value it had on entry."""
     saved = [v.numpy() for v in variables]
     try:
@@ -301,7 +298,7 @@ def _put_back(variables):
             v.assign(value)
 
 
-def _calls(call, budget_seconds, cpu, cycle=1):
+def timed_calls(call, budget_seconds, cpu, cycle=1):
     """Seconds of :data:`MIN_CALLS` to :data:`MAX_CALLS` calls of ``call``, more than the
     minimum only while they fit in ``budget_seconds``, and always a whole number of cycles
     of ``cycle`` calls (the lent batches, each call on the next: each as many times); the
@@ -317,111 +314,6 @@ def _calls(call, budget_seconds, cpu, cycle=1):
         times.append(_clock() - start)
         cpu.append(time.process_time() - begin)
     return times
-
-
-class LoopCallAlone:
-    """A custom loop's hot ``tf.function`` alone on the arguments of one of its calls: what a
-    call costs with no pipeline running beside it.
-
-    ``tfres run``'s hook keeps the arguments of one call (``call(function, *args,
-    **kwargs)`` is the unwrapped call). At exit :meth:`measure` copies every variable the
-    function's graph uses (the model's, the optimizer's, the metrics'), calls it once to warm
-    up and :data:`MIN_CALLS` to :data:`MAX_CALLS` times more within the budget, and assigns
-    every variable back. A function that reads tf.data itself (an iterator or a dataset
-    handed to it, or an iterator its graph captured) is called on one cached batch of its
-    own instead (:func:`_tfres_cached.on_cached_input`; ``reads_input`` is then True). Not
-    timed, with a note: arguments other than tensors, arrays, plain values, tf.data
-    iterators and datasets (a distributed value, say), a function whose input cannot be
-    cached (a dataset it captured, one of unknown length), or variables above
-    :data:`MAX_COPY_BYTES`."""
-
-    def __init__(self, function, call, args, kwargs, note):
-        self.note = note
-        self.times = []
-        #: the process's CPU seconds in a timed call, their mean (None until measured)
-        self.cpu_seconds = None
-        self.quiet = None  # as StepAlone.quiet
-        self.reads_input = False  # the function reads tf.data itself (measure() tells)
-        self._call = None
-        self._function = function
-        self._arguments = (args, kwargs)
-        refused = _refused_arguments(args, kwargs)
-        if refused:
-            self._skip(refused)
-        else:
-            self._call = call
-
-    def measure(self, budget_seconds, calls_seconds=()):
-        """The timed calls' seconds, or None; the arguments are let go either way.
-        ``calls_seconds``: how long the program's calls took. Where :data:`MIN_CALLS` and a
-        warm-up would take longer than :data:`MAX_EXIT_SECONDS` (a whole epoch a call), the
-        call is not timed."""
-        call, self._call = self._call, None
-        (args, kwargs), self._arguments = self._arguments, ((), {})
-        if call is None:
-            return None
-        if calls_seconds:
-            typical = statistics.median(calls_seconds)
-            if (MIN_CALLS + 1) * typical > MAX_EXIT_SECONDS:
-                return self._skip(
-                    "a call takes %.1f s, and timing %d calls at exit would take over %d s"
-                    % (typical, MIN_CALLS + 1, MAX_EXIT_SECONDS)
-                )
-        variables = list(self._function.get_concrete_function(*args, **kwargs).variables)
-        try:
-            run, self.reads_input = _tfres_cached.on_cached_input(
-                self._function, call, args, kwargs
-            )
-        except _tfres_cached.Refused as why:
-            return self._skip(str(why))
-        nbytes = _copy_bytes(variables)
-        if nbytes > MAX_COPY_BYTES:
-            return self._skip(
-                "copying the loop's %d MiB of variables is above %d MiB"
-                % (nbytes >> 20, MAX_COPY_BYTES >> 20)
-            )
-
-        cpu = []
-        with _put_back(variables):
-            _sync(run())  # the first call after the loop may run cold
-            self.quiet = _tfres_quiet.wait_for_quiet(budget_seconds)
-            self.times = _calls(lambda: _sync(run()), budget_seconds, cpu)
-        self.cpu_seconds = statistics.fmean(cpu)
-        return self.times
-
-    def _skip(self, why):
-        self._call = None
-        self._arguments = ((), {})
-        self.note("the loop's step alone (on one of its batches) was not timed: %s" % why)
-        return None
-
-
-def _refused_arguments(args, kwargs):
-    """Why the loop's call cannot be made again on these arguments, or None."""
-    import numpy as np
-    import tensorflow as tf
-    from tensorflow.python.data.ops import dataset_ops, iterator_ops
-
-    plain = (int, float, bool, str, bytes, type(None), np.ndarray, np.generic)
-    data = (iterator_ops.OwnedIterator, dataset_ops.DatasetV2)  # made again on a cached batch
-    for leaf in tf.nest.flatten((args, kwargs)):
-        if isinstance(leaf, tf.Variable) or not isinstance(leaf, (tf.Tensor, *plain, *data)):
-            return "an argument is a %s, not a tensor or an array" % type(leaf).__name__
-        if isinstance(leaf, tf.Tensor) and not hasattr(leaf, "numpy"):
-            return "an argument is a symbolic tensor"
-    return None
-
-
-def native_beside(cpu_seconds, alone_cpu_seconds):
-    """What the rest of the process did during a loop's call, in CPU seconds: the process's
-    CPU time during the call above the function's own CPU time alone (the mean of its calls
-    at exit, :class:`LoopCallAlone`). In a loop over tf.data this is the pipeline's native
-    work on tf.data's threads (a ``map`` of TensorFlow ops refilling the prefetch buffer),
-    which no Python span marks and which takes cores from the call as the pipeline's Python
-    does. 0 where the call alone was not timed."""
-    if alone_cpu_seconds is None or cpu_seconds is None:
-        return 0.0
-    return max(0.0, cpu_seconds - alone_cpu_seconds)
 
 
 # ---------------------------------------------------------------- tfres run's hook
@@ -523,7 +415,7 @@ def _dtype(v):
     return getattr(dtype, "as_numpy_dtype", dtype)
 
 
-def _sync(outputs):
+def sync(outputs):
     """Wait for the step's results (a device may still be running it when the call returns)."""
     import tensorflow as tf
 

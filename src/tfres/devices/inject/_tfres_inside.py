@@ -205,7 +205,7 @@ def call_input(window_wait, duration_seconds, call_seconds, alone_seconds, besid
     """A call's input wait, for a function handed its data. ``window_wait``: the window's
     share of reading time given to this call (:func:`reads_input`), or None outside the
     window. ``alone_seconds``: the function alone on a cached batch of its own
-    (:class:`_tfres_alone.LoopCallAlone`), or None; ``beside_seconds``: how long the pipeline
+    (:class:`_tfres_loopalone.LoopCallAlone`), or None; ``beside_seconds``: how long the pipeline
     worked during the call (its Python's spans, or its native CPU above the call alone's).
     A call that waited in its reads, or beside which the pipeline worked for a quarter of it
     (:func:`_tfres_xplane.slowed_by_input`), lost to its input all it ran above the call

@@ -6,7 +6,7 @@ between two calls, or the Python input timed in the gap (:mod:`_tfres_pyinput`, 
 loop's statements that make the batch, :mod:`_tfres_feed`); for a step
 that waited for a tf.data pipeline, or ran while the pipeline's Python ran beside its call
 (:class:`_tfres_pyinput.PipelinePython`), also what its call ran above the function alone
-(:class:`_tfres_alone.LoopCallAlone`, :func:`_tfres_xplane.loop_step_input`). A function
+(:class:`_tfres_loopalone.LoopCallAlone`, :func:`_tfres_xplane.loop_step_input`). A function
 handed its dataset or iterator runs its loop inside each call (:mod:`_tfres_inside`)."""
 
 import atexit
@@ -20,6 +20,7 @@ import _tfres_cached
 import _tfres_inside
 import _tfres_instrument as core
 import _tfres_iterators
+import _tfres_loopalone
 import _tfres_pauses
 import _tfres_quiet
 import _tfres_window
@@ -236,7 +237,7 @@ def _open_inside_window(stats, args, kwargs):
 def _keep_call(stats, call, args, kwargs):
     """Keep the arguments of the window's first call of a function, to time the function
     alone on them at exit (before TensorFlow's own exit handlers, registered earlier)."""
-    stats.alone = _tfres_alone.LoopCallAlone(
+    stats.alone = _tfres_loopalone.LoopCallAlone(
         stats.function, call, args, kwargs, core.INSTRUMENT.note
     )
     if not _LOOP_AT_EXIT:
@@ -245,7 +246,7 @@ def _keep_call(stats, call, args, kwargs):
 
 
 def _time_loop_alone():
-    """At exit: the hot function alone on its kept arguments (see _tfres_alone)."""
+    """At exit: the hot function alone on its kept arguments (see _tfres_loopalone)."""
     hot = _hot_loop()
     for stats in core.INSTRUMENT.loops.values():
         if stats is not hot:
@@ -382,7 +383,7 @@ def write_steps():
     pauses, trailing = _tfres_pauses.find(hot, core.INSTRUMENT.loops.values())
     for i, (begin, duration, wait, call, from_tf_data, beside, cpu, reads) in enumerate(hot.steps):
         if not hot.eager:
-            beside = max(beside, _tfres_alone.native_beside(cpu, alone_cpu))
+            beside = max(beside, _tfres_loopalone.native_beside(cpu, alone_cpu))
         if inside is not None:  # the first call traces the function: not a reading
             wait = _tfres_inside.call_input(inside[i], duration, call, alone, beside) if i else None
         elif hot.eager:

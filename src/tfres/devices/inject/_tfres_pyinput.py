@@ -378,7 +378,7 @@ class PipelinePython:
 def python_step_input(wait, duration_seconds, call_seconds, alone_seconds, beside_seconds):
     """A step fed from Python: its input timed in the gap, and what its call ran above the
     call alone, up to the CPU seconds the rest of the process ran during the call
-    (``beside_seconds``, :func:`_tfres_alone.native_beside`). The input runs on the loop's
+    (``beside_seconds``, :func:`_tfres_loopalone.native_beside`). The input runs on the loop's
     thread between the calls, yet what it leaves running takes cores from the call: NumPy's
     BLAS threads spin for a while after its last product, a thread makes the next batch. A
     generator of MFCC features (NumPy FFTs and products) slowed each 82 ms call to 130 ms, the

@@ -403,10 +403,10 @@ def loop_step_input(
     ``wait`` is what the hook timed before the call: the time in ``next()`` of tf.data
     iterators (``from_tf_data``), or the Python input timed in the gap, or None.
     ``alone_seconds`` is the loop's function alone on one of its batches (the mean of its
-    calls, :func:`step_alone_seconds`; :class:`_tfres_alone.LoopCallAlone`);
+    calls, :func:`step_alone_seconds`; :class:`_tfres_loopalone.LoopCallAlone`);
     ``beside_seconds``, how long the pipeline worked during the call: its Python's spans
     (:class:`_tfres_pyinput.PipelinePython`) or its native work
-    (:func:`_tfres_alone.native_beside`), whichever is more. What the call ran above the
+    (:func:`_tfres_loopalone.native_beside`), whichever is more. What the call ran above the
     call alone is input too where the pipeline slowed it (:func:`slowed_by_input`). Python
     input: :func:`_tfres_pyinput.python_step_input`."""
     if wait is None or alone_seconds is None or not from_tf_data:

@@ -1,0 +1,124 @@
+# ruff: noqa: UP004, UP031  (child-side: the style of sitecustomize.py, no tfres imports)
+"""A custom loop's hot ``tf.function`` alone, on the arguments of one of its calls: what a
+call costs with no pipeline running beside it (a Keras fit's step alone is
+:mod:`_tfres_alone`, whose timing helpers this module shares)."""
+
+import statistics
+
+if __package__:  # tfres's own import (the tests)
+    from . import _tfres_alone, _tfres_cached, _tfres_quiet
+else:  # the child's: the inject folder is on its path
+    import _tfres_alone  # type: ignore[no-redef]
+    import _tfres_cached  # type: ignore[no-redef]
+    import _tfres_quiet  # type: ignore[no-redef]
+
+#: a loop's function alone is timed at exit only where its calls fit in this: a whole-epoch
+#: function's call is an epoch's math (four of 0.9 s added 3.9 s to a 28 s run, set 24)
+MAX_EXIT_SECONDS = 10
+
+
+class LoopCallAlone:
+    """A custom loop's hot ``tf.function`` alone on the arguments of one of its calls: what a
+    call costs with no pipeline running beside it.
+
+    ``tfres run``'s hook keeps the arguments of one call (``call(function, *args, **kwargs)`` is
+    the unwrapped call). At exit :meth:`measure` copies every variable the function's graph uses
+    (the model's, the optimizer's, the metrics'), calls it once to warm up and
+    :data:`_tfres_alone.MIN_CALLS` to :data:`_tfres_alone.MAX_CALLS` times more within the
+    budget, and assigns every variable back. A function that reads tf.data itself (an iterator
+    or a dataset handed to it, or an iterator its graph captured) is called on one cached batch
+    of its own instead (:func:`_tfres_cached.on_cached_input`; ``reads_input`` is then True).
+    Not timed, with a note: arguments other than tensors, arrays, plain values, tf.data
+    iterators and datasets (a distributed value, say), a function whose input cannot be cached
+    (a dataset it captured, one of unknown length), or variables above
+    :data:`_tfres_alone.MAX_COPY_BYTES`."""
+
+    def __init__(self, function, call, args, kwargs, note):
+        self.note = note
+        self.times = []
+        #: the process's CPU seconds in a timed call, their mean (None until measured)
+        self.cpu_seconds = None
+        self.quiet = None  # as StepAlone.quiet
+        self.reads_input = False  # the function reads tf.data itself (measure() tells)
+        self._call = None
+        self._function = function
+        self._arguments = (args, kwargs)
+        refused = _refused_arguments(args, kwargs)
+        if refused:
+            self._skip(refused)
+        else:
+            self._call = call
+
+    def measure(self, budget_seconds, calls_seconds=()):
+        """The timed calls' seconds, or None; the arguments are let go either way.
+        ``calls_seconds``: how long the program's calls took. Where
+        :data:`_tfres_alone.MIN_CALLS` calls and a warm-up would take longer than
+        :data:`MAX_EXIT_SECONDS` (a whole epoch a call), the call is not timed."""
+        call, self._call = self._call, None
+        (args, kwargs), self._arguments = self._arguments, ((), {})
+        if call is None:
+            return None
+        if calls_seconds:
+            typical = statistics.median(calls_seconds)
+            if (_tfres_alone.MIN_CALLS + 1) * typical > MAX_EXIT_SECONDS:
+                return self._skip(
+                    "a call takes %.1f s, and timing %d calls at exit would take over %d s"
+                    % (typical, _tfres_alone.MIN_CALLS + 1, MAX_EXIT_SECONDS)
+                )
+        variables = list(self._function.get_concrete_function(*args, **kwargs).variables)
+        try:
+            run, self.reads_input = _tfres_cached.on_cached_input(
+                self._function, call, args, kwargs
+            )
+        except _tfres_cached.Refused as why:
+            return self._skip(str(why))
+        nbytes = _tfres_alone.copy_bytes(variables)
+        if nbytes > _tfres_alone.MAX_COPY_BYTES:
+            return self._skip(
+                "copying the loop's %d MiB of variables is above %d MiB"
+                % (nbytes >> 20, _tfres_alone.MAX_COPY_BYTES >> 20)
+            )
+
+        cpu = []
+        with _tfres_alone.put_back(variables):
+            _tfres_alone.sync(run())  # the first call after the loop may run cold
+            self.quiet = _tfres_quiet.wait_for_quiet(budget_seconds)
+            self.times = _tfres_alone.timed_calls(
+                lambda: _tfres_alone.sync(run()), budget_seconds, cpu
+            )
+        self.cpu_seconds = statistics.fmean(cpu)
+        return self.times
+
+    def _skip(self, why):
+        self._call = None
+        self._arguments = ((), {})
+        self.note("the loop's step alone (on one of its batches) was not timed: %s" % why)
+        return None
+
+
+def _refused_arguments(args, kwargs):
+    """Why the loop's call cannot be made again on these arguments, or None."""
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow.python.data.ops import dataset_ops, iterator_ops
+
+    plain = (int, float, bool, str, bytes, type(None), np.ndarray, np.generic)
+    data = (iterator_ops.OwnedIterator, dataset_ops.DatasetV2)  # made again on a cached batch
+    for leaf in tf.nest.flatten((args, kwargs)):
+        if isinstance(leaf, tf.Variable) or not isinstance(leaf, (tf.Tensor, *plain, *data)):
+            return "an argument is a %s, not a tensor or an array" % type(leaf).__name__
+        if isinstance(leaf, tf.Tensor) and not hasattr(leaf, "numpy"):
+            return "an argument is a symbolic tensor"
+    return None
+
+
+def native_beside(cpu_seconds, alone_cpu_seconds):
+    """What the rest of the process did during a loop's call, in CPU seconds: the process's
+    CPU time during the call above the function's own CPU time alone (the mean of its calls
+    at exit, :class:`LoopCallAlone`). In a loop over tf.data this is the pipeline's native
+    work on tf.data's threads (a ``map`` of TensorFlow ops refilling the prefetch buffer),
+    which no Python span marks and which takes cores from the call as the pipeline's Python
+    does. 0 where the call alone was not timed."""
+    if alone_cpu_seconds is None or cpu_seconds is None:
+        return 0.0
+    return max(0.0, cpu_seconds - alone_cpu_seconds)

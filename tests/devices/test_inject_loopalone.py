@@ -1,0 +1,159 @@
+"""A custom loop's hot function alone (`_tfres_loopalone`) on real TensorFlow: timed on one
+of its calls' arguments (or a cached batch of the iterator it reads), every variable left as
+it was; and what the process ran beside a call above it."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tfres.devices.inject import _tfres_alone, _tfres_cached, _tfres_loopalone
+
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+
+
+def _model() -> Any:
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential(
+        [keras.Input((8,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(3)]
+    )
+    model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
+def _data() -> Any:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(160, 8)).astype("float32")
+    y = rng.integers(0, 3, 160)
+    return tf.data.Dataset.from_tensor_slices((x, y)).batch(16).repeat()
+
+
+def _loop_step() -> tuple[Any, Any, Any]:
+    """A custom loop's train step (Keras model, optimizer, metric) and one batch."""
+    model = _model()
+    optimizer = keras.optimizers.Adam(1e-2)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    metric = keras.metrics.SparseCategoricalAccuracy()
+
+    @tf.function
+    def train_step(x: Any, y: Any) -> Any:
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+        metric.update_state(y, model(x, training=False))
+        return loss
+
+    x, y = next(iter(_data()))
+    for _ in range(3):
+        train_step(x, y)
+    return train_step, x, y
+
+
+def test_a_loops_call_alone_is_timed_and_leaves_every_variable_as_it_was() -> None:
+    train_step, x, y = _loop_step()
+    variables = train_step.get_concrete_function(x, y).variables
+    assert len(variables) > 8  # the model's, the optimizer's slots and count, the metric's
+    before = [v.numpy().copy() for v in variables]
+    notes: list[str] = []
+    alone = _tfres_loopalone.LoopCallAlone(
+        train_step, type(train_step).__call__, (x, y), {}, notes.append
+    )
+    times = alone.measure(0.5)
+    assert (
+        times is not None
+        and _tfres_alone.MIN_CALLS <= len(times) <= _tfres_alone.MAX_CALLS
+        and all(t > 0 for t in times)
+    )
+    # the process's CPU in a call: more than nothing, less than all cores for all of it
+    assert alone.cpu_seconds is not None
+    assert 0 < alone.cpu_seconds <= 1.5 * max(times) * (os.cpu_count() or 1)
+    for v, value in zip(variables, before, strict=True):
+        np.testing.assert_array_equal(v.numpy(), value)
+    assert notes == []
+    assert alone.measure(0.5) is None  # once: the arguments were let go
+
+
+def test_a_loop_whose_function_reads_its_own_iterator_is_timed_on_a_cached_batch() -> None:
+    """``next(iterator)`` inside the function: timed as it was, the call alone would read
+    the user's pipeline (a ``py_function`` counting its batches here) and carry its cost."""
+    from tensorflow.python.data.ops import iterator_ops
+
+    _tfres_cached.track(iterator_ops.OwnedIterator)
+    read = [0]
+
+    def count(x: Any) -> Any:
+        read[0] += 1
+        return x
+
+    data = _data().map(lambda x, y: (tf.py_function(count, [x], tf.float32), y))
+    data = data.map(lambda x, y: (tf.ensure_shape(x, (None, 8)), y))
+    iterator = iter(data)
+    model = _model()
+
+    @tf.function
+    def train_epoch() -> Any:
+        total = tf.constant(0.0)
+        for _ in tf.range(5):
+            x, y = next(iterator)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True)))
+            grads = tape.gradient(loss, model.trainable_variables)
+            model.optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+            total += loss
+        return total
+
+    train_epoch()
+    variables = train_epoch.get_concrete_function().variables
+    before = [v.numpy().copy() for v in variables]
+    notes: list[str] = []
+    alone = _tfres_loopalone.LoopCallAlone(
+        train_epoch, type(train_epoch).__call__, (), {}, notes.append
+    )
+    read_before = read[0]
+    times = alone.measure(0.2)
+    assert times is not None and len(times) >= _tfres_alone.MIN_CALLS and notes == []
+    assert alone.reads_input
+    # one batch taken from the iterator at set-up, and what its prefetch pulled: not 5 a call
+    assert read[0] - read_before < 5 * len(times)
+    for v, value in zip(variables, before, strict=True):
+        np.testing.assert_array_equal(v.numpy(), value)
+
+
+def test_a_loop_handed_an_object_it_cannot_call_again_on_is_not_timed() -> None:
+    class Batches:  # a user's own class: what calling again would read is unknown
+        pass
+
+    notes: list[str] = []
+
+    @tf.function
+    def train_step(batches: Any) -> Any:
+        return tf.constant(1.0)
+
+    alone = _tfres_loopalone.LoopCallAlone(
+        train_step, type(train_step).__call__, (Batches(),), {}, notes.append
+    )
+    assert alone.measure(0.5) is None
+    assert len(notes) == 1 and "an argument is a Batches" in notes[0]
+
+
+def test_a_loop_whose_calls_are_long_is_not_timed_at_exit() -> None:
+    train_step, x, y = _loop_step()
+    notes: list[str] = []
+    alone = _tfres_loopalone.LoopCallAlone(
+        train_step, type(train_step).__call__, (x, y), {}, notes.append
+    )
+    # three calls and a warm-up of 3 s each (a whole epoch a call) would pass the limit
+    assert alone.measure(0.5, [3.0, 3.1, 2.9]) is None
+    assert len(notes) == 1 and "a call takes 3.0 s" in notes[0]
+
+
+def test_a_loop_calls_native_pipeline_work_is_the_processs_cpu_above_the_call_alone() -> None:
+    # 42 ms of the process's CPU during a call whose function alone takes 30 ms of CPU
+    assert _tfres_loopalone.native_beside(0.042, 0.030) == pytest.approx(0.012)
+    assert _tfres_loopalone.native_beside(0.025, 0.030) == 0.0  # less than alone: nothing beside it
+    assert _tfres_loopalone.native_beside(0.042, None) == 0.0  # the call alone was not timed
