@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from keras_data import classification_batches
 from tfres.devices.inject import _tfres_alone, _tfres_window, _tfres_xplane
 
 tf = pytest.importorskip("tensorflow")
@@ -32,13 +33,6 @@ def _model(seed: int = 0) -> Any:
     return model
 
 
-def _data() -> Any:
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(160, 8)).astype("float32")
-    y = rng.integers(0, 3, 160)
-    return tf.data.Dataset.from_tensor_slices((x, y)).batch(16).repeat()
-
-
 def _state(model: Any) -> list[np.ndarray]:
     return [v.numpy() for v in _tfres_alone._state_variables(model)]
 
@@ -57,7 +51,9 @@ def _fit(alone: _tfres_alone.StepAlone | None, steps_per_execution: int = 1) -> 
     model = _model()
     model.steps_per_execution = steps_per_execution
     callbacks = [_ArmAt(alone, 2)] if alone is not None else []
-    history = model.fit(_data(), steps_per_epoch=8, epochs=2, verbose=0, callbacks=callbacks)
+    history = model.fit(
+        classification_batches(), steps_per_epoch=8, epochs=2, verbose=0, callbacks=callbacks
+    )
     return model, history
 
 
@@ -96,7 +92,7 @@ def test_the_function_is_not_traced_again() -> None:
         model = Counted([keras.Input((8,)), keras.layers.Dense(3)], name=name)
         model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         callbacks = [_ArmAt(alone, 1)] if alone is not None else []
-        model.fit(_data(), steps_per_epoch=5, verbose=0, callbacks=callbacks)
+        model.fit(classification_batches(), steps_per_epoch=5, verbose=0, callbacks=callbacks)
 
     alone = _tfres_alone.StepAlone(lambda text: None)
     fit("plain", None)
@@ -181,9 +177,15 @@ def test_batches_whose_length_varies_lend_from_several_steps_and_train_as_they_w
 def test_batches_of_one_shape_lend_from_the_step_before_the_window_alone() -> None:
     alone = _tfres_alone.StepAlone(lambda text: None)
     model = _model()
-    model.fit(_data(), steps_per_epoch=8, epochs=1, verbose=0, callbacks=[_ArmFrom(alone)])
+    model.fit(
+        classification_batches(),
+        steps_per_epoch=8,
+        epochs=1,
+        verbose=0,
+        callbacks=[_ArmFrom(alone)],
+    )
     assert alone.state == "captured" and len(alone.lent) == 1
-    # step 4's batch (the fifth of 16 rows): _data() is not shuffled
+    # step 4's batch (the fifth of 16 rows): classification_batches() is not shuffled
     x = np.random.default_rng(0).normal(size=(160, 8)).astype("float32")
     np.testing.assert_array_equal(alone.lent[0][0][0].numpy(), x[64:80])
     assert alone.measure(_tfres_xplane.CALL_MARKER, 1.0)

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from keras_data import classification_batches
 from tfres.devices.inject import _tfres_alone, _tfres_cached, _tfres_loopalone
 
 tf = pytest.importorskip("tensorflow")
@@ -23,13 +24,6 @@ def _model() -> Any:
     )
     model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     return model
-
-
-def _data() -> Any:
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(160, 8)).astype("float32")
-    y = rng.integers(0, 3, 160)
-    return tf.data.Dataset.from_tensor_slices((x, y)).batch(16).repeat()
 
 
 def _loop_step() -> tuple[Any, Any, Any]:
@@ -48,7 +42,7 @@ def _loop_step() -> tuple[Any, Any, Any]:
         metric.update_state(y, model(x, training=False))
         return loss
 
-    x, y = next(iter(_data()))
+    x, y = next(iter(classification_batches()))
     for _ in range(3):
         train_step(x, y)
     return train_step, x, y
@@ -90,7 +84,7 @@ def test_a_loop_whose_function_reads_its_own_iterator_is_timed_on_a_cached_batch
         read[0] += 1
         return x
 
-    data = _data().map(lambda x, y: (tf.py_function(count, [x], tf.float32), y))
+    data = classification_batches().map(lambda x, y: (tf.py_function(count, [x], tf.float32), y))
     data = data.map(lambda x, y: (tf.ensure_shape(x, (None, 8)), y))
     iterator = iter(data)
     model = _model()
