@@ -70,7 +70,9 @@ class StepAlone:
 
     def __init__(self, note):
         self.note = note  # note(text): the record's notes
-        self.state = "waiting"  # -> armed -> captured (-> armed -> captured) -> measured | skipped
+        #: -> armed -> captured -> measured | skipped; armed -> waiting again at an earlier
+        #: lending step of a pipeline of one shape; later lending steps leave it captured
+        self.state = "waiting"
         self.model = None
         self.function = None
         self.cached = None  # the captured batches, repeated, as a dataset of the step's spec
