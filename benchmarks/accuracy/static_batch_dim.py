@@ -13,6 +13,7 @@ import importlib.util
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import keras
@@ -38,11 +39,20 @@ class GapTimer(keras.callbacks.Callback):
         self.last = now
 
 
+NEEDS = ("SEED", "STEPS", "render_job", "make_dataset", "build_model")
+
+
 def main() -> None:
+    if len(sys.argv) != 2 or not Path(sys.argv[1]).is_file():
+        given = sys.argv[1] if len(sys.argv) > 1 else "nothing"
+        sys.exit(f"static_batch_dim.py: expected one script's path, got {given}")
     spec = importlib.util.spec_from_file_location("script", sys.argv[1])
     assert spec is not None and spec.loader is not None
     g = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(g)
+    missing = [name for name in NEEDS if not hasattr(g, name)]
+    if missing:
+        sys.exit(f"static_batch_dim.py: {sys.argv[1]} does not define {', '.join(missing)}")
     rng = np.random.default_rng(g.SEED)
     jobs = [g.render_job(rng) for _ in range(400)]
     batch = next(iter(g.make_dataset(jobs, g.SEED + 1)))

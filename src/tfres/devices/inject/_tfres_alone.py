@@ -41,10 +41,11 @@ import tempfile
 import time
 
 if __package__:  # tfres's own import (the Keras callback, the tests)
-    from . import _tfres_cached, _tfres_quiet
+    from . import _tfres_cached, _tfres_quiet, _tfres_window
 else:  # the child's: the inject folder is on its path
     import _tfres_cached  # type: ignore[no-redef]
     import _tfres_quiet  # type: ignore[no-redef]
+    import _tfres_window  # type: ignore[no-redef]
 
 #: the variables are copied to host memory while the step is timed; above this, not measured
 MAX_COPY_BYTES = 512 * 2**20
@@ -55,9 +56,10 @@ MAX_COPY_BYTES = 512 * 2**20
 #: arbitrary mix, so short steps take as many calls as the budget holds
 MIN_CALLS = 3
 MAX_CALLS = 100
-#: the steps that lend their batches where the batches' shapes may vary (see the module):
-#: the step alone is the mean over them, each call on the next lent batch in turn
-LENT_STEPS = 3
+#: the steps that lend their batches where the batches' shapes may vary (see the module),
+#: as many as the window has lending steps: the step alone is the mean over them, each call
+#: on the next lent batch in turn
+LENT_STEPS = _tfres_window.LENDING_STEPS
 
 _clock = time.perf_counter
 #: above 0 while a step alone is being timed: its calls are tfres's, not the program's (the

@@ -20,6 +20,9 @@ import time
 _clock = time.perf_counter
 _cpu = time.process_time
 
+#: the steps before the window that may lend their batches to the step alone
+#: (:func:`lending_steps`; :data:`_tfres_alone.LENT_STEPS` is this number)
+LENDING_STEPS = 3
 #: the steps just after the window are not unprofiled steps: the first stops the profiler
 #: (or, after a window from step 0, lends its batch to the step alone)
 SKIP_AFTER = 2
@@ -346,7 +349,7 @@ def workers_cpu_since(before):
     return max(0.0, now - before) if now is not None else 0.0
 
 
-def lending_steps(first, last, count=3):
+def lending_steps(first, last, count=LENDING_STEPS):
     """The train steps that may lend their batch for a window of steps ``first``-``last``
     (outside the window, so a capture's own time is in no traced step): up to ``count``
     just before it, past step 0 (the first call, which traces), or the one just after a
