@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen44/``, each written by a
+For each script of the set (``unseen/`` to ``unseen48/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -955,6 +955,48 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     ),
     "startup_concrete_signatures_seismicpicker": ("start-up", ("startup",), ()),
     "startup_quantile_heads_preflight_energytrading": ("start-up", ("startup",), ()),
+    # unseen45/ (helper-64) and unseen48/ (helper-69), session 45; entries from the file
+    # names, written before reading the scripts
+    "checkpoint_h5weights_batchcb_glacierflow": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "checkpoint_versioned_keras_exports": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_grn_retail": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_highway_credit": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_moe_fit_tariffpricing": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_siren_tapeloop_seafloorbathymetry": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_bootstrap_ci_callback_saltmarsh": ("evaluation", ("phase_share:Evaluation",), ()),
+    "eval_slicedeval_loans": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_ascgrid_hillshade_interleave_avalanche": ("input", ("input_bound",), ()),
+    "input_edifact_tapeloop_shipmanifests": ("input", ("input_bound",), ()),
+    "input_fastq_pydataset_nanopore": ("input", ("input_bound",), ()),
+    "input_gaborbank_numpyfn_fabricdefects": ("input", ("input_bound",), ()),
+    "input_ical_room_bookings": ("input", ("input_bound",), ()),
+    "input_icalendar_fromgen_roomoccupancy": ("input", ("input_bound",), ()),
+    "input_lbp_trainonbatch_woodgrain": ("input", ("input_bound",), ()),
+    "input_pgn_chess_outcome": ("input", ("input_bound",), ()),
+    "input_sgf_go_records": ("input", ("input_bound",), ()),
+    "input_strptime_access_logs": ("input", ("input_bound",), ()),
+    "input_urlquery_clickstream": ("input", ("input_bound",), ()),
+    "input_wavefront_obj_meshes": ("input", ("input_bound",), ()),
+    "memory_featurebank_tapeloop_galaxyzoo": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "memory_hardexample_pool": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_fleet_preflight": ("start-up", ("startup",), ()),
+    "startup_pilotroster_heads_preflight_airline": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -1184,6 +1226,16 @@ AB_SCRIPTS = {
         "input_geohash_numpyfn_rideshare",
         "input_hl7_tapeloop_labresults",
         "compute_deepsets_tapeloop_jetphysics",
+    ),
+    "unseen45": (
+        "input_pgn_chess_outcome",
+        "input_urlquery_clickstream",
+        "compute_grn_retail",
+    ),
+    "unseen48": (
+        "input_gaborbank_numpyfn_fabricdefects",
+        "input_edifact_tapeloop_shipmanifests",
+        "compute_moe_fit_tariffpricing",
     ),
 }
 
