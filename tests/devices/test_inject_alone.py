@@ -286,7 +286,7 @@ def test_the_process_cpu_above_a_plain_call_alones_is_the_pipelines_work_beside_
     # yet the unprofiled calls after the window ran 9 CPU seconds where a plain call alone
     # ran 3: 6 s beside each step, above PIPELINE_SHARE, so all 7 s above the call alone are
     # input
-    def cpu_beside_seconds(plain_cpu: float | None) -> float | None:
+    def cpu_beside_seconds(plain_cpu: float | None, plain_threads: Any = None) -> float | None:
         return None if plain_cpu is None else max(0.0, 9.0 - plain_cpu)
 
     window = SimpleNamespace(

@@ -428,6 +428,7 @@ def test_generator_fit_gets_steps_input_wait_and_phases(tmp_path: Path, python: 
     # the process's CPU in a call alone (profiled and plain) and, above the plain call's,
     # in the unprofiled calls after the window: the pipeline's beside each window call
     assert alone["cpu_seconds"] > 0 and alone["plain_cpu_seconds"] > 0
+    assert alone["plain_threads"] >= 1  # the threads a plain call ran on (Linux)
     # an epoch of 30 steps leaves 3 after the window (27-29): too few to read either
     profile = record.extra["profile"]
     assert profile["unprofiled_steps"] == 3 and profile["profiler_seconds_per_step"] is None
@@ -901,10 +902,11 @@ def test_the_step_marker_spans_the_step_the_hook_times(tmp_path: Path, python: s
     assert profile["unprofiled_steps"] == 13
     extra = profile["profiler_seconds_per_step"]
     assert extra is not None and extra >= 0
-    # and the process's CPU in those calls above a plain call alone's: the pipeline's
-    # work beside each window step (a sleeping reader's: little)
+    # and the CPU of those calls on threads a plain call alone did not run on: the
+    # pipeline's work beside each window step (a sleeping reader's: little)
     beside = {s["cpu_beside_seconds"] for s in traced}
-    assert len(beside) == 1 and 0 <= beside.pop() < 0.015
+    assert beside == {profile["cpu_beside_threads_seconds"]}
+    assert 0 <= beside.pop() < 0.015 and profile["cpu_beside_process_seconds"] is not None
     for s in traced:
         assert s["profiler_seconds"] <= extra + 1e-9
         assert hook[s["step"]]["profiler_seconds"] == pytest.approx(s["profiler_seconds"], abs=1e-6)

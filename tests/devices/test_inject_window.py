@@ -7,13 +7,14 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import statistics
+import threading
 import time
 from typing import Any
 
 import numpy as np
 import pytest
 
-from tfres.devices.inject import _tfres_window, _tfres_xplane
+from tfres.devices.inject import _tfres_alone, _tfres_window, _tfres_xplane
 
 tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
@@ -105,6 +106,89 @@ def test_the_window_reads_the_process_cpu_in_each_call_and_after_it_the_pipeline
     # the window's epoch ends: the train function is put back
     window.timed(9, 1, 0.01)
     assert model.train_function is function
+
+
+def _spin(stop: threading.Event) -> None:
+    while not stop.is_set():
+        sum(range(2000))  # a pipeline's Python, beside the step
+
+
+def test_the_cpu_beside_a_step_is_what_other_threads_than_the_call_alones_ran(
+    tmp_path: Any,
+) -> None:
+    model = _model()
+    model.fit(_data(), steps_per_epoch=1, epochs=1, verbose=0)  # a train function to mark
+    iterator = iter(_data().repeat())
+    # the call alone, nothing beside it: the threads it runs on
+    cpu: list[float] = []
+    readings: list[Any] = []
+    _tfres_alone.timed_calls(lambda: model.train_function(iterator), 0.0, cpu, 1, readings)
+    assert len(readings) == len(cpu) == _tfres_alone.MIN_CALLS
+    plain = _tfres_window.call_threads(readings)
+    assert plain and threading.get_native_id() in plain  # the caller's own thread
+    window = _tfres_window.ProfilerWindow(0, 0, _tfres_xplane.CALL_MARKER, _no_arm)
+    stop = threading.Event()
+    burner = threading.Thread(target=_spin, args=(stop,))
+    for index in range(9):  # step 0 traced, 1 stops the window, 2 skipped, 3-8 unprofiled
+        if index == 3:
+            burner.start()
+        window.begin(index, model, lambda: str(tmp_path))
+        model.train_function(iterator)
+        time.sleep(0.002)  # the burner runs between calls too; only the calls count
+        window.end_step()
+        window.timed(index, 0, 0.01)
+    stop.set()
+    burner.join()
+    later = [window.calls_threads[i] for i in range(3, 9)]
+    assert all(burner.native_id in reading for reading in later)  # read in every call
+    beside = window.cpu_beside_seconds(statistics.fmean(cpu), plain)
+    assert beside == window.threads_beside_seconds(plain)
+    # the CPU in the calls, and only the calls, of the threads the call alone did not run
+    # on: the burner's, most of it
+    assert beside == pytest.approx(
+        statistics.median(sum(v for t, v in r.items() if t not in plain) for r in later)
+    )
+    burned = statistics.median(r[burner.native_id] for r in later)
+    assert 0 < burned <= beside + 1e-9 and burned > 0.5 * beside
+    # threads unknown (not Linux, or the call alone not read by thread): the process's CPU
+    # in the calls above the call alone's
+    assert window.threads_beside_seconds(None) is None
+    process = window.process_beside_seconds(statistics.fmean(cpu))
+    assert process is not None
+    assert window.cpu_beside_seconds(statistics.fmean(cpu), None) == process
+
+
+def test_each_threads_cpu_is_read_by_its_own_clock() -> None:
+    before = _tfres_window.threads_cpu_seconds()
+    assert before and threading.get_native_id() in before
+    stop = threading.Event()
+    burner = threading.Thread(target=_spin, args=(stop,))
+    burner.start()
+    time.sleep(0.2)
+    stop.set()
+    burner.join()
+    # the burner started and ended between the reads: gone from the second
+    during = _tfres_window.threads_since(before)
+    assert during is not None and burner.native_id not in during
+    assert _tfres_window.threads_since(None) is None
+    # a thread alive at both reads: what it ran in between, in nanoseconds' detail
+    stop.clear()
+    burner = threading.Thread(target=_spin, args=(stop,))
+    burner.start()
+    start = _tfres_window.threads_cpu_seconds()
+    time.sleep(0.2)
+    during = _tfres_window.threads_since(start)
+    stop.set()
+    burner.join()
+    assert during is not None and 0.02 < during[burner.native_id] <= 0.25
+    assert during[threading.get_native_id()] < 0.05  # the reader slept
+
+
+def test_the_call_alones_threads_are_those_that_ran_a_share_of_its_cpu() -> None:
+    readings = [{1: 0.010, 2: 0.004, 3: 0.0001, 4: 0.0}, None, {1: 0.012, 2: 0.003, 5: 0.0004}]
+    # 3 ran 0.0001 of 0.0295 s (0.3%), 5 ran 1.4%: under CALL_THREAD_SHARE (2%); 4 never ran
+    assert _tfres_window.call_threads(readings) == {1, 2}
+    assert _tfres_window.call_threads([None, {}]) is None
 
 
 def test_too_few_unprofiled_calls_after_the_window_tell_no_cpu_beside(tmp_path: Any) -> None:

@@ -350,6 +350,7 @@ class _ProfileWindow:
                 alone,
                 self.alone.plain_times,
                 self.alone.plain_cpu_seconds,
+                self.alone.plain_threads,
             )
             for s in steps:
                 step = self.steps.get(s["step"])

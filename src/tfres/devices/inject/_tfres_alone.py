@@ -85,6 +85,8 @@ class StepAlone:
         #: the process's CPU seconds in a profiled call, their mean (None until measured)
         self.cpu_seconds = None
         self.plain_cpu_seconds = None  # the same in a plain call
+        #: the threads a plain call ran on (:func:`_tfres_window.call_threads`), or None
+        self.plain_threads = None
         self.quiet = None  # wait_for_quiet's (seconds waited, quiet or None) before the calls
 
     # -- 1: capture a step's batch, during the step
@@ -206,12 +208,13 @@ class StepAlone:
             self.quiet = _tfres_quiet.wait_for_quiet(budget_seconds)
             # a step that waits for its input lasts as long as the pipeline takes, whatever
             # the profiler adds to its math: against such steps the plain call is the one
-            cpu = []
+            cpu, threads = [], []
             cycle = len(self.lent) or 1
             self.plain_times = timed_calls(
-                lambda: sync(self.function(own)), budget_seconds / 2, cpu, cycle
+                lambda: sync(self.function(own)), budget_seconds / 2, cpu, cycle, threads
             )
             self.plain_cpu_seconds = statistics.fmean(cpu)
+            self.plain_threads = _tfres_window.call_threads(threads)
             try:
                 # the window's steps ran under the profiler, which slows some steps by a third
                 # (an event per op): against steps that did not wait, the step alone runs
@@ -302,21 +305,25 @@ def put_back(variables):
             v.assign(value)
 
 
-def timed_calls(call, budget_seconds, cpu, cycle=1):
+def timed_calls(call, budget_seconds, cpu, cycle=1, threads=None):
     """Seconds of :data:`MIN_CALLS` to :data:`MAX_CALLS` calls of ``call``, more than the
     minimum only while they fit in ``budget_seconds``, and always a whole number of cycles
     of ``cycle`` calls (the lent batches, each call on the next: each as many times); the
-    process's CPU seconds in each call are appended to ``cpu``."""
+    process's CPU seconds in each call are appended to ``cpu``, and each thread's
+    (:func:`_tfres_window.threads_since`) to ``threads`` where it is a list."""
     times = []
     while (
         len(times) < MIN_CALLS
         or len(times) % cycle
         or (len(times) < MAX_CALLS and sum(times) + times[-1] <= budget_seconds)
     ):
+        before = _tfres_window.threads_cpu_seconds() if threads is not None else None
         start, begin = _clock(), time.process_time()
         call()
         times.append(_clock() - start)
         cpu.append(time.process_time() - begin)
+        if threads is not None:
+            threads.append(_tfres_window.threads_since(before))
     return times
 
 
@@ -348,6 +355,11 @@ def plain_times():
 def plain_cpu_seconds():
     """The process's CPU seconds in a plain call of the step alone, or None."""
     return _ONE[0].plain_cpu_seconds if _ONE else None
+
+
+def plain_threads():
+    """The threads a plain call of the step alone ran on, or None."""
+    return _ONE[0].plain_threads if _ONE else None
 
 
 def after_fit(inst, stopping):
@@ -390,6 +402,7 @@ def time_now(inst, stopping):
                 "plain_calls_seconds": [round(t, 9) for t in one.plain_times],
                 "cpu_seconds": round(one.cpu_seconds, 9),
                 "plain_cpu_seconds": round(one.plain_cpu_seconds, 9),
+                "plain_threads": None if one.plain_threads is None else len(one.plain_threads),
                 **_tfres_quiet.quiet_fields(one.quiet, inst.note),
                 "cost_seconds": round(time.monotonic() - start, 6),  # copies, profiler too
                 "start_monotonic": start,

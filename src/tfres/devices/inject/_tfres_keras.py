@@ -381,7 +381,12 @@ def _read_profile(inst, window, user):
         return
     timed = alone.times()
     steps, extra = xplane.window_input(
-        xplane.step_breakdown(path), window, timed, alone.plain_times(), alone.plain_cpu_seconds()
+        xplane.step_breakdown(path),
+        window,
+        timed,
+        alone.plain_times(),
+        alone.plain_cpu_seconds(),
+        alone.plain_threads(),
     )
     for s in steps:
         line = {
@@ -403,6 +408,13 @@ def _read_profile(inst, window, user):
         "method": xplane.METHOD,
         "step_alone_seconds": round(xplane.step_alone_seconds(timed), 9) if timed else None,
         "workers_cpu_share": None if workers_share is None else round(workers_share, 4),
+        # the pipeline's work beside a step both ways (the first is the one read, where any)
+        "cpu_beside_threads_seconds": _rounded(
+            window.threads_beside_seconds(alone.plain_threads())
+        ),
+        "cpu_beside_process_seconds": _rounded(
+            window.process_beside_seconds(alone.plain_cpu_seconds())
+        ),
         "profiler_seconds_per_step": None if extra is None else round(extra, 9),
         "unprofiled_steps": len(window.later_seconds),
         "summary": xplane.summary(steps),
@@ -418,3 +430,7 @@ def _read_profile(inst, window, user):
                 % (first, last, len(steps))
             )
     inst.events.write(line)
+
+
+def _rounded(seconds):
+    return None if seconds is None else round(seconds, 9)

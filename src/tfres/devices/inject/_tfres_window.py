@@ -58,6 +58,9 @@ MIN_TRACED_COSTLY = 2
 #: the default window's caps (``ProfilerWindow``'s keywords); a window the user asked for
 #: (``--profile``) runs whole
 DEFAULT_CAPS = {"max_seconds": MAX_SECONDS, "max_buffer_bytes": MAX_BUFFER_BYTES}
+#: a thread that ran this share of a plain call alone's CPU or more is one of the step's own
+#: threads (:func:`call_threads`): the caller's, the intra-op and inter-op pools' it used
+CALL_THREAD_SHARE = 0.02
 
 
 def profiler_seconds(window_seconds, later_seconds, before_seconds=()):
@@ -136,6 +139,8 @@ class ProfilerWindow:
         #: step, from the window's first to its last unprofiled step: the step's own math and
         #: whatever ran beside it
         self.calls_cpu = {}
+        #: the same by thread (:func:`threads_since`), None where not read
+        self.calls_threads = {}
         self._index = None
         self._traced = False  # whether the profiler started
         self._epoch = None  # the epoch of the window's last traced step
@@ -201,9 +206,11 @@ class ProfilerWindow:
         (first, start), (index, now) = inside[0], inside[-1]
         return max(0, int(now - start - rate * (index - first)))
 
-    def _call_cpu(self, cpu_seconds):
+    def _call_cpu(self, cpu_seconds, threads_seconds=None):
         # a step's own call comes first: a later call in it (the step alone's, at exit) is not it
-        self.calls_cpu.setdefault(self._index, cpu_seconds)
+        if self._index not in self.calls_cpu:
+            self.calls_cpu[self._index] = cpu_seconds
+            self.calls_threads[self._index] = threads_seconds
 
     def end_step(self):
         if self._trace is not None:
@@ -237,12 +244,41 @@ class ProfilerWindow:
             unmark, self._unmark = self._unmark, None
             unmark()
 
-    def cpu_beside_seconds(self, plain_cpu_seconds):
-        """The pipeline's work beside a step, in CPU seconds: the process's CPU in the
-        unprofiled calls after the window (their median) above a call alone's with no
-        profiler (``plain_cpu_seconds``), unprofiled both, so the profiler's own CPU (an
-        event per op, more for each step it traced) is in neither. None where fewer than
-        :data:`MIN_LATER` of those calls were read, or the call alone's was not."""
+    def cpu_beside_seconds(self, plain_cpu_seconds, plain_threads=None):
+        """The pipeline's work beside a step, in CPU seconds, read in the unprofiled calls
+        after the window (their median), so the profiler's own CPU (an event per op, more for
+        each step it traced) is in none of it: by thread where it can be
+        (:meth:`threads_beside_seconds`), else by process
+        (:meth:`process_beside_seconds`). None where neither can be read."""
+        by_threads = self.threads_beside_seconds(plain_threads)
+        if by_threads is not None:
+            return by_threads
+        return self.process_beside_seconds(plain_cpu_seconds)
+
+    def threads_beside_seconds(self, plain_threads):
+        """The CPU of the process's other threads than those a plain call alone ran on
+        (``plain_threads``, :func:`call_threads`) in each call: tf.data's, a generator's, a
+        ``PyDataset``'s. The step's own threads running longer than alone is not the
+        pipeline's work: a VM's vCPU running the same math at two speeds (0.24 and 0.33 s
+        of user CPU a step, ``unseen44/compute_fnet_fit_reviews``), a weights save after
+        every batch leaving the caches cold
+        (``unseen48/checkpoint_h5weights_batchcb_glacierflow``: 8 ms a step by process, read
+        as 14-21% input against none; 0.5 ms by thread, 0.3%). None where each thread's CPU
+        was not read (not Linux) in :data:`MIN_LATER` calls, or the call alone's threads are
+        not known."""
+        if not plain_threads:
+            return None
+        beside = [
+            sum(s for tid, s in self.calls_threads[i].items() if tid not in plain_threads)
+            for i, _ in self._later
+            if self.calls_threads.get(i) is not None
+        ]
+        return statistics.median(beside) if len(beside) >= MIN_LATER else None
+
+    def process_beside_seconds(self, plain_cpu_seconds):
+        """The process's CPU in each call above a plain call alone's with no profiler
+        (``plain_cpu_seconds``): where threads cannot be told apart. None where fewer than
+        :data:`MIN_LATER` calls were read, or the call alone was not."""
         cpu = [self.calls_cpu[i] for i, _ in self._later if i in self.calls_cpu]
         if plain_cpu_seconds is None or len(cpu) < MIN_LATER:
             return None
@@ -349,6 +385,53 @@ def workers_cpu_since(before):
     return max(0.0, now - before) if now is not None else 0.0
 
 
+def threads_cpu_seconds():
+    """Each thread's CPU seconds so far, by thread id: the per-thread CPU clock of every task
+    in ``/proc/self/task`` (nanoseconds; ``/proc``'s ``stat`` counts 10 ms ticks, coarser
+    than a step). None where there is no such clock (not Linux)."""
+    try:
+        tids = [int(name) for name in os.listdir("/proc/self/task")]
+    except (OSError, ValueError):
+        return None
+    out = {}
+    for tid in tids:
+        try:
+            out[tid] = time.clock_gettime(_thread_clock(tid))
+        except OSError:  # it ended meanwhile
+            continue
+    return out or None
+
+
+def _thread_clock(tid):
+    # the kernel's clock of thread ``tid``'s CPU time (CPUCLOCK_SCHED of one thread), the id
+    # pthread_getcpuclockid gives: Python has no call for another thread's clock
+    return ((~tid) << 3) | 6
+
+
+def threads_since(before):
+    """Each thread's CPU seconds since ``before`` (:func:`threads_cpu_seconds`), a thread
+    started meanwhile counting all of its own; None where either read is None."""
+    now = threads_cpu_seconds() if before is not None else None
+    if now is None:
+        return None
+    return {tid: seconds - before.get(tid, 0.0) for tid, seconds in now.items()}
+
+
+def call_threads(readings):
+    """The threads a plain call ran on: each that ran :data:`CALL_THREAD_SHARE` or more of
+    the calls' CPU, over ``readings`` (:func:`threads_since`, one a call). None where no
+    call was read."""
+    readings = [r for r in readings if r]
+    if not readings:
+        return None
+    total = {}
+    for reading in readings:
+        for tid, seconds in reading.items():
+            total[tid] = total.get(tid, 0.0) + seconds
+    cpu = sum(total.values())
+    return frozenset(tid for tid, s in total.items() if s > 0 and s >= CALL_THREAD_SHARE * cpu)
+
+
 def lending_steps(first, last, count=LENDING_STEPS):
     """The train steps that may lend their batch for a window of steps ``first``-``last``
     (outside the window, so a capture's own time is in no traced step): up to ``count``
@@ -364,8 +447,9 @@ def lending_steps(first, last, count=LENDING_STEPS):
 def mark_calls(model, marker, on_call=None):
     """Wrap ``model.train_function`` so that each call runs inside a ``marker`` TraceMe (the
     window's calls, read by :func:`_tfres_xplane.step_breakdown`) and tells ``on_call`` the
-    process's CPU seconds in it (two ``time.process_time()`` reads). Returns the undo, which
-    leaves a function someone else set since then alone."""
+    process's CPU seconds in it (two ``time.process_time()`` reads) and each thread's
+    (:func:`threads_since`; ~20 us a read for 15 threads). Returns the undo, which leaves a
+    function someone else set since then alone."""
     import tensorflow as tf
 
     original = model.__dict__.get("train_function") if model is not None else None
@@ -374,13 +458,14 @@ def mark_calls(model, marker, on_call=None):
     trace = tf.profiler.experimental.Trace
 
     def marked(iterator):
+        threads = threads_cpu_seconds() if on_call is not None else None
         begin = _cpu()
         try:
             with trace(marker):
                 return original(iterator)
         finally:
             if on_call is not None:
-                on_call(_cpu() - begin)
+                on_call(_cpu() - begin, threads_since(threads))
 
     model.train_function = marked
 

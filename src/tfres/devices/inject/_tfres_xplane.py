@@ -281,9 +281,10 @@ def with_step_alone(steps, alone_calls, plain_calls=(), workers_share=None):
       (:func:`slowed_by_input`).
 
     The pipeline's work beside a step: its threads' ops in the trace (``pipeline_seconds``)
-    or, where more, the process's CPU in an unprofiled call after the window above a plain
-    call alone's (``cpu_beside_seconds``, :func:`window_input`; a ``TextLineDataset``'s file
-    reads run no op the trace shows), plus ``workers_share`` of the step for worker processes (a
+    or, where more, the CPU of an unprofiled call after the window on threads a plain call
+    alone did not run on (where threads cannot be read, the process's CPU above a plain call
+    alone's: ``cpu_beside_seconds``, :func:`window_input`; a ``TextLineDataset``'s file reads
+    run no op the trace shows), plus ``workers_share`` of the step for worker processes (a
     ``PyDataset``'s pool: :attr:`_tfres_window.ProfilerWindow.workers_share`).
 
     Without a timing, ``steps`` is returned as read."""
@@ -377,13 +378,14 @@ def without_profiler(steps, extra_seconds, call_seconds=None):
     return steps
 
 
-def window_input(steps, window, alone_calls, plain_calls=(), plain_cpu=None):
+def window_input(steps, window, alone_calls, plain_calls=(), plain_cpu=None, plain_threads=None):
     """A profiler window's steps, their input read as the hook and ``ResourceMonitor`` read
     it: against the step alone (:func:`with_step_alone`; the window's worker processes, the
-    CPU of the calls after it above ``plain_cpu``, a plain call alone's), less the profiler's
-    own cost (:func:`without_profiler`). ``window``: the :class:`_tfres_window.ProfilerWindow`.
+    CPU of the calls after it on other threads than ``plain_threads``, a plain call alone's,
+    or else above ``plain_cpu``, its CPU), less the profiler's own cost
+    (:func:`without_profiler`). ``window``: the :class:`_tfres_window.ProfilerWindow`.
     Returns the steps and that cost per step (None where it could not be told)."""
-    beside = window.cpu_beside_seconds(plain_cpu)
+    beside = window.cpu_beside_seconds(plain_cpu, plain_threads)
     for s in steps if beside is not None else ():
         if s["kind"] == "fit":
             s["cpu_beside_seconds"] = beside
