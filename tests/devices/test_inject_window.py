@@ -4,6 +4,7 @@ session alone."""
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import pickle
 import statistics
@@ -109,16 +110,21 @@ def test_the_window_reads_the_process_cpu_in_each_call_and_after_it_the_pipeline
 
 
 def _spin(stop: threading.Event) -> None:
+    data = bytes(2**20)
     while not stop.is_set():
-        sum(range(2000))  # a pipeline's Python, beside the step
+        hashlib.sha256(data).digest()  # a pipeline's native work (no GIL held), beside the step
 
 
 def test_the_cpu_beside_a_step_is_what_other_threads_than_the_call_alones_ran(
     tmp_path: Any,
 ) -> None:
-    model = _model()
-    model.fit(_data(), steps_per_epoch=1, epochs=1, verbose=0)  # a train function to mark
-    iterator = iter(_data().repeat())
+    # calls of some milliseconds, so that the burner runs during them on a busy machine
+    model = keras.Sequential([keras.Input((256,)), keras.layers.Dense(1024), keras.layers.Dense(3)])
+    model.compile("sgd", "mse")
+    x = np.ones((512, 256), "float32")
+    data = tf.data.Dataset.from_tensor_slices((x, np.ones((512, 3), "float32"))).batch(256)
+    model.fit(data, steps_per_epoch=1, epochs=1, verbose=0)  # a train function to mark
+    iterator = iter(data.repeat())
     # the call alone, nothing beside it: the threads it runs on
     cpu: list[float] = []
     readings: list[Any] = []
@@ -148,8 +154,12 @@ def test_the_cpu_beside_a_step_is_what_other_threads_than_the_call_alones_ran(
     assert beside == pytest.approx(
         statistics.median(sum(v for t, v in r.items() if t not in plain) for r in later)
     )
-    burned = statistics.median(r[burner.native_id] for r in later)
-    assert 0 < burned <= beside + 1e-9 and burned > 0.5 * beside
+    # most of it the burner's, whose thread the call alone did not run on
+    burned = statistics.fmean(r[burner.native_id] for r in later)
+    others = statistics.fmean(
+        sum(v for t, v in r.items() if t not in plain and t != burner.native_id) for r in later
+    )
+    assert burned > 0 and burned > others
     # threads unknown (not Linux, or the call alone not read by thread): the process's CPU
     # in the calls above the call alone's
     assert window.threads_beside_seconds(None) is None
@@ -161,27 +171,17 @@ def test_the_cpu_beside_a_step_is_what_other_threads_than_the_call_alones_ran(
 def test_each_threads_cpu_is_read_by_its_own_clock() -> None:
     before = _tfres_window.threads_cpu_seconds()
     assert before and threading.get_native_id() in before
+    assert _tfres_window.threads_since(None) is None
     stop = threading.Event()
     burner = threading.Thread(target=_spin, args=(stop,))
     burner.start()
     time.sleep(0.2)
-    stop.set()
-    burner.join()
-    # the burner started and ended between the reads: gone from the second
+    # a thread started since ``before``: all of its CPU; the reader slept
     during = _tfres_window.threads_since(before)
-    assert during is not None and burner.native_id not in during
-    assert _tfres_window.threads_since(None) is None
-    # a thread alive at both reads: what it ran in between, in nanoseconds' detail
-    stop.clear()
-    burner = threading.Thread(target=_spin, args=(stop,))
-    burner.start()
-    start = _tfres_window.threads_cpu_seconds()
-    time.sleep(0.2)
-    during = _tfres_window.threads_since(start)
     stop.set()
     burner.join()
     assert during is not None and 0.02 < during[burner.native_id] <= 0.25
-    assert during[threading.get_native_id()] < 0.05  # the reader slept
+    assert during[threading.get_native_id()] < 0.05
 
 
 def test_the_call_alones_threads_are_those_that_ran_a_share_of_its_cpu() -> None:
@@ -189,6 +189,12 @@ def test_the_call_alones_threads_are_those_that_ran_a_share_of_its_cpu() -> None
     # 3 ran 0.0001 of 0.0295 s (0.3%), 5 ran 1.4%: under CALL_THREAD_SHARE (2%); 4 never ran
     assert _tfres_window.call_threads(readings) == {1, 2}
     assert _tfres_window.call_threads([None, {}]) is None
+    # a pipeline refilling its buffer in the first of four calls only (6): not the call's,
+    # however much it ran then
+    first = {1: 0.010, 6: 0.030}
+    later = [{1: 0.010, 6: 0.0} for _ in range(3)]
+    assert _tfres_window.call_threads([first, *later]) == {1}
+    assert _tfres_window.call_threads([first, first, *later[:2]]) == {1, 6}  # in half of them
 
 
 def test_too_few_unprofiled_calls_after_the_window_tell_no_cpu_beside(tmp_path: Any) -> None:

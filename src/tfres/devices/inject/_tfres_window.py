@@ -419,17 +419,24 @@ def threads_since(before):
 
 def call_threads(readings):
     """The threads a plain call ran on: each that ran :data:`CALL_THREAD_SHARE` or more of
-    the calls' CPU, over ``readings`` (:func:`threads_since`, one a call). None where no
-    call was read."""
+    the calls' CPU, over ``readings`` (:func:`threads_since`, one a call), and ran in half
+    of the calls or more. A pipeline still filling its prefetch buffer during the first
+    calls (``ResourceMonitor`` times the step alone inside ``fit``, its iterator open) runs
+    in those only: its threads stay the pipeline's. None where no call was read."""
     readings = [r for r in readings if r]
     if not readings:
         return None
-    total = {}
+    total, calls = {}, {}
     for reading in readings:
         for tid, seconds in reading.items():
             total[tid] = total.get(tid, 0.0) + seconds
+            calls[tid] = calls.get(tid, 0) + (seconds > 0)
     cpu = sum(total.values())
-    return frozenset(tid for tid, s in total.items() if s > 0 and s >= CALL_THREAD_SHARE * cpu)
+    return frozenset(
+        tid
+        for tid, s in total.items()
+        if s > 0 and s >= CALL_THREAD_SHARE * cpu and 2 * calls[tid] >= len(readings)
+    )
 
 
 def lending_steps(first, last, count=LENDING_STEPS):
