@@ -79,8 +79,9 @@ def test_the_profiler_window_traces_its_steps_and_says_when_it_stopped(tmp_path:
 
 
 def test_the_window_reads_the_process_cpu_in_each_call_and_after_it_the_pipelines(
-    tmp_path: Any,
+    tmp_path: Any, monkeypatch: Any
 ) -> None:
+    monkeypatch.setattr(_tfres_window, "THREAD_CALLS", 3)
     window = _tfres_window.ProfilerWindow(0, 1, _tfres_xplane.CALL_MARKER, _no_arm)
     model = _model()
     model.fit(_data(), steps_per_epoch=1, epochs=1, verbose=0)  # a train function to mark
@@ -95,6 +96,9 @@ def test_the_window_reads_the_process_cpu_in_each_call_and_after_it_the_pipeline
     # the process's CPU in every call, by step, the window's and the unprofiled ones
     assert sorted(window.calls_cpu) == list(range(9))
     assert all(0 < cpu < 5 for cpu in window.calls_cpu.values())
+    # and by thread in the first THREAD_CALLS unprofiled calls only: none in the window's
+    by_thread = [i for i, r in sorted(window.calls_threads.items()) if r is not None]
+    assert by_thread == [4, 5, 6]
     # the pipeline's work beside a step: the unprofiled calls' median above a plain call's
     later = statistics.median(window.calls_cpu[i] for i in range(4, 9))
     assert window.cpu_beside_seconds(later / 4) == pytest.approx(later * 3 / 4)

@@ -58,6 +58,9 @@ MIN_TRACED_COSTLY = 2
 #: the default window's caps (``ProfilerWindow``'s keywords); a window the user asked for
 #: (``--profile``) runs whole
 DEFAULT_CAPS = {"max_seconds": MAX_SECONDS, "max_buffer_bytes": MAX_BUFFER_BYTES}
+#: unprofiled calls after the window whose CPU is read thread by thread: each read costs
+#: about 1 us a thread (20 us for 15 threads, 210 us for 200), so not all of the 100
+THREAD_CALLS = 30
 #: a thread that ran this share of a plain call alone's CPU or more is one of the step's own
 #: threads (:func:`call_threads`): the caller's, the intra-op and inter-op pools' it used
 CALL_THREAD_SHARE = 0.02
@@ -169,7 +172,7 @@ class ProfilerWindow:
             self._traced = True
             self._began_at = _clock()
             self._workers_at = (self._began_at, workers_cpu_seconds())
-            self._unmark = mark_calls(model, self._marker, self._call_cpu)
+            self._unmark = mark_calls(model, self._marker, self._call_cpu, self._by_thread)
         if self.state == "on":
             self._trace = tf.profiler.experimental.Trace("train", step_num=index, _r=1)
             self._trace.__enter__()
@@ -205,6 +208,11 @@ class ProfilerWindow:
         rate = max(0.0, statistics.median(own)) if own else 0.0
         (first, start), (index, now) = inside[0], inside[-1]
         return max(0, int(now - start - rate * (index - first)))
+
+    def _by_thread(self):
+        # the unprofiled calls after the window are read by thread, up to THREAD_CALLS
+        read = sum(1 for r in self.calls_threads.values() if r is not None)
+        return self._index > self.last + SKIP_AFTER and read < THREAD_CALLS
 
     def _call_cpu(self, cpu_seconds, threads_seconds=None):
         # a step's own call comes first: a later call in it (the step alone's, at exit) is not it
@@ -451,12 +459,12 @@ def lending_steps(first, last, count=LENDING_STEPS):
     return tuple(range(max(1, first - count), first)) or (first - 1,)
 
 
-def mark_calls(model, marker, on_call=None):
+def mark_calls(model, marker, on_call=None, by_thread=None):
     """Wrap ``model.train_function`` so that each call runs inside a ``marker`` TraceMe (the
     window's calls, read by :func:`_tfres_xplane.step_breakdown`) and tells ``on_call`` the
-    process's CPU seconds in it (two ``time.process_time()`` reads) and each thread's
-    (:func:`threads_since`; ~20 us a read for 15 threads). Returns the undo, which leaves a
-    function someone else set since then alone."""
+    process's CPU seconds in it (two ``time.process_time()`` reads) and, where
+    ``by_thread()`` says so as the call begins, each thread's (:func:`threads_since`), else
+    None. Returns the undo, which leaves a function someone else set since then alone."""
     import tensorflow as tf
 
     original = model.__dict__.get("train_function") if model is not None else None
@@ -465,7 +473,8 @@ def mark_calls(model, marker, on_call=None):
     trace = tf.profiler.experimental.Trace
 
     def marked(iterator):
-        threads = threads_cpu_seconds() if on_call is not None else None
+        wanted = on_call is not None and by_thread is not None and by_thread()
+        threads = threads_cpu_seconds() if wanted else None
         begin = _cpu()
         try:
             with trace(marker):
