@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tfres.devices.inject import _tfres_alone, _tfres_window, _tfres_xplane
+from tfres.devices.inject import _tfres_alone, _tfres_cpu, _tfres_window, _tfres_xplane
 
 tf = pytest.importorskip("tensorflow")
 keras = pytest.importorskip("keras")
@@ -134,7 +134,7 @@ def test_the_cpu_beside_a_step_is_what_other_threads_than_the_call_alones_ran(
     readings: list[Any] = []
     _tfres_alone.timed_calls(lambda: model.train_function(iterator), 0.0, cpu, 1, readings)
     assert len(readings) == len(cpu) == _tfres_alone.MIN_CALLS
-    plain = _tfres_window.call_threads(readings)
+    plain = _tfres_cpu.call_threads(readings)
     assert plain and threading.get_native_id() in plain  # the caller's own thread
     window = _tfres_window.ProfilerWindow(0, 0, _tfres_xplane.CALL_MARKER, _no_arm)
     stop = threading.Event()
@@ -170,35 +170,6 @@ def test_the_cpu_beside_a_step_is_what_other_threads_than_the_call_alones_ran(
     process = window.process_beside_seconds(statistics.fmean(cpu))
     assert process is not None
     assert window.cpu_beside_seconds(statistics.fmean(cpu), None) == process
-
-
-def test_each_threads_cpu_is_read_by_its_own_clock() -> None:
-    before = _tfres_window.threads_cpu_seconds()
-    assert before and threading.get_native_id() in before
-    assert _tfres_window.threads_since(None) is None
-    stop = threading.Event()
-    burner = threading.Thread(target=_spin, args=(stop,))
-    burner.start()
-    time.sleep(0.2)
-    # a thread started since ``before``: all of its CPU; the reader slept
-    during = _tfres_window.threads_since(before)
-    stop.set()
-    burner.join()
-    assert during is not None and 0.02 < during[burner.native_id] <= 0.25
-    assert during[threading.get_native_id()] < 0.05
-
-
-def test_the_call_alones_threads_are_those_that_ran_a_share_of_its_cpu() -> None:
-    readings = [{1: 0.010, 2: 0.004, 3: 0.0001, 4: 0.0}, None, {1: 0.012, 2: 0.003, 5: 0.0004}]
-    # 3 ran 0.0001 of 0.0295 s (0.3%), 5 ran 1.4%: under CALL_THREAD_SHARE (2%); 4 never ran
-    assert _tfres_window.call_threads(readings) == {1, 2}
-    assert _tfres_window.call_threads([None, {}]) is None
-    # a pipeline refilling its buffer in the first of four calls only (6): not the call's,
-    # however much it ran then
-    first = {1: 0.010, 6: 0.030}
-    later = [{1: 0.010, 6: 0.0} for _ in range(3)]
-    assert _tfres_window.call_threads([first, *later]) == {1}
-    assert _tfres_window.call_threads([first, first, *later[:2]]) == {1, 6}  # in half of them
 
 
 def test_too_few_unprofiled_calls_after_the_window_tell_no_cpu_beside(tmp_path: Any) -> None:
@@ -242,7 +213,7 @@ def _burn(seconds: float) -> None:
 
 def test_the_worker_processes_cpu_is_read_over_the_window(tmp_path: Any) -> None:
     window = _tfres_window.ProfilerWindow(0, 0, _tfres_xplane.CALL_MARKER, _no_arm)
-    assert _tfres_window.workers_cpu_seconds() == 0.0  # no children
+    assert _tfres_cpu.workers_cpu_seconds() == 0.0  # no children
     model = _model()  # built first: on a busy machine a build outlasted a short worker
     # the worker outlives the window (a worker that ends inside it takes its CPU with it)
     worker = multiprocessing.get_context("fork").Process(target=_burn, args=(2.0,))
@@ -255,22 +226,6 @@ def test_the_worker_processes_cpu_is_read_over_the_window(tmp_path: Any) -> None
         worker.join()
     # one busy process beside the window: near a core per second of it (2-core CI: > 0.3)
     assert window.workers_share is not None and 0.3 < window.workers_share <= 1.2
-
-
-def test_the_worker_processes_cpu_since_a_reading_is_what_they_ran() -> None:
-    """A loop's call after a timed gap counts its pool's CPU beside it (in clock ticks)."""
-    assert _tfres_window.workers_cpu_since(None) == 0.0  # not read
-    worker = multiprocessing.get_context("fork").Process(target=_burn, args=(1.5,))
-    worker.start()
-    try:
-        time.sleep(0.2)
-        before = _tfres_window.workers_cpu_seconds()
-        time.sleep(0.5)
-        ran = _tfres_window.workers_cpu_since(before)
-    finally:
-        worker.join()
-    # one busy process for 0.5 s: near 0.5 CPU seconds (2-core CI, ticks of 10 ms: > 0.2)
-    assert 0.2 < ran <= 0.6
 
 
 def test_the_window_keeps_its_steps_and_the_unprofiled_ones_after_it_in_its_epoch(

@@ -41,9 +41,10 @@ import tempfile
 import time
 
 if __package__:  # tfres's own import (the Keras callback, the tests)
-    from . import _tfres_cached, _tfres_quiet, _tfres_window
+    from . import _tfres_cached, _tfres_cpu, _tfres_quiet, _tfres_window
 else:  # the child's: the inject folder is on its path
     import _tfres_cached  # type: ignore[no-redef]
+    import _tfres_cpu  # type: ignore[no-redef]
     import _tfres_quiet  # type: ignore[no-redef]
     import _tfres_window  # type: ignore[no-redef]
 
@@ -85,7 +86,7 @@ class StepAlone:
         #: the process's CPU seconds in a profiled call, their mean (None until measured)
         self.cpu_seconds = None
         self.plain_cpu_seconds = None  # the same in a plain call
-        #: the threads a plain call ran on (:func:`_tfres_window.call_threads`), or None
+        #: the threads a plain call ran on (:func:`_tfres_cpu.call_threads`), or None
         self.plain_threads = None
         self.quiet = None  # wait_for_quiet's (seconds waited, quiet or None) before the calls
 
@@ -214,7 +215,7 @@ class StepAlone:
                 lambda: sync(self.function(own)), budget_seconds / 2, cpu, cycle, threads
             )
             self.plain_cpu_seconds = statistics.fmean(cpu)
-            self.plain_threads = _tfres_window.call_threads(threads)
+            self.plain_threads = _tfres_cpu.call_threads(threads)
             try:
                 # the window's steps ran under the profiler, which slows some steps by a third
                 # (an event per op): against steps that did not wait, the step alone runs
@@ -310,20 +311,20 @@ def timed_calls(call, budget_seconds, cpu, cycle=1, threads=None):
     minimum only while they fit in ``budget_seconds``, and always a whole number of cycles
     of ``cycle`` calls (the lent batches, each call on the next: each as many times); the
     process's CPU seconds in each call are appended to ``cpu``, and each thread's
-    (:func:`_tfres_window.threads_since`) to ``threads`` where it is a list."""
+    (:func:`_tfres_cpu.since`) to ``threads`` where it is a list."""
     times = []
     while (
         len(times) < MIN_CALLS
         or len(times) % cycle
         or (len(times) < MAX_CALLS and sum(times) + times[-1] <= budget_seconds)
     ):
-        before = _tfres_window.threads_cpu_seconds() if threads is not None else None
+        before = _tfres_cpu.cpu_seconds() if threads is not None else None
         start, begin = _clock(), time.process_time()
         call()
         times.append(_clock() - start)
         cpu.append(time.process_time() - begin)
         if threads is not None:
-            threads.append(_tfres_window.threads_since(before))
+            threads.append(_tfres_cpu.since(before))
     return times
 
 

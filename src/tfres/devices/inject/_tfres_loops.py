@@ -17,13 +17,13 @@ import time
 
 import _tfres_alone
 import _tfres_cached
+import _tfres_cpu
 import _tfres_inside
 import _tfres_instrument as core
 import _tfres_iterators
 import _tfres_loopalone
 import _tfres_pauses
 import _tfres_quiet
-import _tfres_window
 from _tfres_pyinput import GapReading, GapSampler, PipelinePython, python_step_input
 
 #: at most this many loop steps are kept
@@ -99,7 +99,7 @@ def _patch_tf_function(tf):
         _PIPELINE.start()  # tf.data's Python from now on, against the calls (a no-op after)
         python_wait = _GAP.stop(sys._getframe())  # Python input since the previous call
         # read outside the call's time: /proc, about 0.1 ms with two workers
-        workers = _tfres_window.workers_cpu_seconds() if python_wait is not None else None
+        workers = _tfres_cpu.workers_cpu_seconds() if python_wait is not None else None
         start = core._clock()
         wait, core.INSTRUMENT.iterator_wait = core.INSTRUMENT.iterator_wait, 0.0
         reads, core.INSTRUMENT.iterator_reads = core.INSTRUMENT.iterator_reads, 0
@@ -109,7 +109,7 @@ def _patch_tf_function(tf):
         finally:
             try:
                 end, cpu = core._clock(), _cpu() - cpu
-                cpu += _tfres_window.workers_cpu_since(workers)
+                cpu += _tfres_cpu.workers_cpu_since(workers)
                 stats = _loop_call(
                     self,
                     start,
@@ -146,7 +146,7 @@ def _loop_call(
     """One call of a tf.function from ``loop_frame``; ``wait``: the input seconds before it
     (tf.data iterators read, or Python input timed in the gap), None where nothing timed it;
     ``cpu_seconds``: the process's CPU time during the call, all its threads (and, after a
-    timed gap, its worker processes', :func:`_tfres_window.workers_cpu_since`). Without a
+    timed gap, its worker processes', :func:`_tfres_cpu.workers_cpu_since`). Without a
     ``loop_frame`` (an eager loop's step, :func:`patch_optimizer`) no gap is sampled, and
     ``python``, the CPU seconds tf.data's Python had run in all when the call began, less
     what it had at this loop's previous step, stands for the pipeline's work beside it.

@@ -14,8 +14,12 @@ after it, the pipeline's work beside a step (:meth:`ProfilerWindow.cpu_beside_se
 import functools
 import os
 import statistics
-import sys
 import time
+
+if __package__:  # tfres's own import (the Keras callback, the tests)
+    from . import _tfres_cpu
+else:  # the child's: the inject folder is on its path
+    import _tfres_cpu  # type: ignore[no-redef]
 
 _clock = time.perf_counter
 _cpu = time.process_time
@@ -61,9 +65,6 @@ DEFAULT_CAPS = {"max_seconds": MAX_SECONDS, "max_buffer_bytes": MAX_BUFFER_BYTES
 #: unprofiled calls after the window whose CPU is read thread by thread: each read costs
 #: about 1 us a thread (20 us for 15 threads, 210 us for 200), so not all of the 100
 THREAD_CALLS = 30
-#: a thread that ran this share of a plain call alone's CPU or more is one of the step's own
-#: threads (:func:`call_threads`): the caller's, the intra-op and inter-op pools' it used
-CALL_THREAD_SHARE = 0.02
 
 
 def profiler_seconds(window_seconds, later_seconds, before_seconds=()):
@@ -142,7 +143,7 @@ class ProfilerWindow:
         #: step, from the window's first to its last unprofiled step: the step's own math and
         #: whatever ran beside it
         self.calls_cpu = {}
-        #: the same by thread (:func:`threads_since`), None where not read
+        #: the same by thread (:func:`_tfres_cpu.since`), None where not read
         self.calls_threads = {}
         self._index = None
         self._traced = False  # whether the profiler started
@@ -171,7 +172,7 @@ class ProfilerWindow:
             self.state = "on"
             self._traced = True
             self._began_at = _clock()
-            self._workers_at = (self._began_at, workers_cpu_seconds())
+            self._workers_at = (self._began_at, _tfres_cpu.workers_cpu_seconds())
             self._unmark = mark_calls(model, self._marker, self._call_cpu, self._by_thread)
         if self.state == "on":
             self._trace = tf.profiler.experimental.Trace("train", step_num=index, _r=1)
@@ -254,9 +255,8 @@ class ProfilerWindow:
 
     def cpu_beside_seconds(self, plain_cpu_seconds, plain_threads=None):
         """The pipeline's work beside a step, in CPU seconds, read in the unprofiled calls
-        after the window (their median), so the profiler's own CPU (an event per op, more for
-        each step it traced) is in none of it: by thread where it can be
-        (:meth:`threads_beside_seconds`), else by process
+        after the window (their median; the profiler's own CPU is in none of them): by
+        thread (:meth:`threads_beside_seconds`), else by process
         (:meth:`process_beside_seconds`). None where neither can be read."""
         by_threads = self.threads_beside_seconds(plain_threads)
         if by_threads is not None:
@@ -264,28 +264,14 @@ class ProfilerWindow:
         return self.process_beside_seconds(plain_cpu_seconds)
 
     def threads_beside_seconds(self, plain_threads):
-        """The CPU of the process's other threads than those a plain call alone ran on
-        (``plain_threads``, :func:`call_threads`) in each call: tf.data's, a generator's, a
-        ``PyDataset``'s. The step's own threads running longer than alone is not the
-        pipeline's work: a VM's vCPU running the same math at two speeds (0.24 and 0.33 s
-        of user CPU a step, ``unseen44/compute_fnet_fit_reviews``), a weights save after
-        every batch leaving the caches cold
-        (``unseen48/checkpoint_h5weights_batchcb_glacierflow``: 8 ms a step by process, read
-        as 14-21% input against none; 0.5 ms by thread, 0.3%). None where each thread's CPU
-        was not read (not Linux) in :data:`MIN_LATER` calls, or the call alone's threads are
-        not known."""
-        if not plain_threads:
-            return None
-        beside = [
-            sum(s for tid, s in self.calls_threads[i].items() if tid not in plain_threads)
-            for i, _ in self._later
-            if self.calls_threads.get(i) is not None
-        ]
-        return statistics.median(beside) if len(beside) >= MIN_LATER else None
+        """The CPU of the threads a plain call alone did not run on (``plain_threads``), in
+        each call: :func:`_tfres_cpu.beside_seconds`."""
+        later = [self.calls_threads.get(i) for i, _ in self._later]
+        return _tfres_cpu.beside_seconds(later, plain_threads, MIN_LATER)
 
     def process_beside_seconds(self, plain_cpu_seconds):
         """The process's CPU in each call above a plain call alone's with no profiler
-        (``plain_cpu_seconds``): where threads cannot be told apart. None where fewer than
+        (``plain_cpu_seconds``), where threads cannot be told apart. None where fewer than
         :data:`MIN_LATER` calls were read, or the call alone was not."""
         cpu = [self.calls_cpu[i] for i, _ in self._later if i in self.calls_cpu]
         if plain_cpu_seconds is None or len(cpu) < MIN_LATER:
@@ -352,99 +338,10 @@ def _share_since(at):
     """Worker processes' CPU seconds per second since ``at`` (clock, CPU seconds)."""
     if at is None or at[1] is None:
         return None
-    now, cpu = _clock(), workers_cpu_seconds()
+    now, cpu = _clock(), _tfres_cpu.workers_cpu_seconds()
     if cpu is None or now <= at[0]:
         return None
     return max(0.0, cpu - at[1]) / (now - at[0])
-
-
-def workers_cpu_seconds():
-    """CPU seconds used so far by this process's ``multiprocessing`` children (the worker
-    processes of a ``PyDataset(use_multiprocessing=True)``, a ``Pool`` of the program's
-    own): 0.0 with none, None where ``/proc`` cannot tell (not Linux)."""
-    mp = sys.modules.get("multiprocessing")
-    children = mp.active_children() if mp is not None else []
-    if not children:
-        return 0.0
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for child in children:
-        try:
-            with open("/proc/%d/stat" % child.pid) as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            if not os.path.isdir("/proc/self"):
-                return None
-            continue  # it ended meanwhile
-        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-    return total
-
-
-def workers_cpu_since(before):
-    """The CPU seconds the program's worker processes (a ``multiprocessing.Pool``, a
-    ``ProcessPoolExecutor``) ran since ``before``, read for a custom loop's calls after a
-    timed gap only (``/proc``, in clock ticks). Their batches are made beside the call, on
-    the cores it runs on: a k-mer counting pool of 2 on 2 cores slowed each 18 ms call to
-    25-120 ms, and the process's own CPU saw none of it
-    (``unseen32/input_processpool_kmers_genomics``). 0.0 where not read."""
-    if before is None:
-        return 0.0
-    now = workers_cpu_seconds()
-    return max(0.0, now - before) if now is not None else 0.0
-
-
-def threads_cpu_seconds():
-    """Each thread's CPU seconds so far, by thread id: the per-thread CPU clock of every task
-    in ``/proc/self/task`` (nanoseconds; ``/proc``'s ``stat`` counts 10 ms ticks, coarser
-    than a step). None where there is no such clock (not Linux)."""
-    try:
-        tids = [int(name) for name in os.listdir("/proc/self/task")]
-    except (OSError, ValueError):
-        return None
-    out = {}
-    for tid in tids:
-        try:
-            out[tid] = time.clock_gettime(_thread_clock(tid))
-        except OSError:  # it ended meanwhile
-            continue
-    return out or None
-
-
-def _thread_clock(tid):
-    # the kernel's clock of thread ``tid``'s CPU time (CPUCLOCK_SCHED of one thread), the id
-    # pthread_getcpuclockid gives: Python has no call for another thread's clock
-    return ((~tid) << 3) | 6
-
-
-def threads_since(before):
-    """Each thread's CPU seconds since ``before`` (:func:`threads_cpu_seconds`), a thread
-    started meanwhile counting all of its own; None where either read is None."""
-    now = threads_cpu_seconds() if before is not None else None
-    if now is None:
-        return None
-    return {tid: seconds - before.get(tid, 0.0) for tid, seconds in now.items()}
-
-
-def call_threads(readings):
-    """The threads a plain call ran on: each that ran :data:`CALL_THREAD_SHARE` or more of
-    the calls' CPU, over ``readings`` (:func:`threads_since`, one a call), and ran in half
-    of the calls or more. A pipeline still filling its prefetch buffer during the first
-    calls (``ResourceMonitor`` times the step alone inside ``fit``, its iterator open) runs
-    in those only: its threads stay the pipeline's. None where no call was read."""
-    readings = [r for r in readings if r]
-    if not readings:
-        return None
-    total, calls = {}, {}
-    for reading in readings:
-        for tid, seconds in reading.items():
-            total[tid] = total.get(tid, 0.0) + seconds
-            calls[tid] = calls.get(tid, 0) + (seconds > 0)
-    cpu = sum(total.values())
-    return frozenset(
-        tid
-        for tid, s in total.items()
-        if s > 0 and s >= CALL_THREAD_SHARE * cpu and 2 * calls[tid] >= len(readings)
-    )
 
 
 def lending_steps(first, last, count=LENDING_STEPS):
@@ -463,7 +360,7 @@ def mark_calls(model, marker, on_call=None, by_thread=None):
     """Wrap ``model.train_function`` so that each call runs inside a ``marker`` TraceMe (the
     window's calls, read by :func:`_tfres_xplane.step_breakdown`) and tells ``on_call`` the
     process's CPU seconds in it (two ``time.process_time()`` reads) and, where
-    ``by_thread()`` says so as the call begins, each thread's (:func:`threads_since`), else
+    ``by_thread()`` says so as the call begins, each thread's (:func:`_tfres_cpu.since`), else
     None. Returns the undo, which leaves a function someone else set since then alone."""
     import tensorflow as tf
 
@@ -474,14 +371,14 @@ def mark_calls(model, marker, on_call=None, by_thread=None):
 
     def marked(iterator):
         wanted = on_call is not None and by_thread is not None and by_thread()
-        threads = threads_cpu_seconds() if wanted else None
+        threads = _tfres_cpu.cpu_seconds() if wanted else None
         begin = _cpu()
         try:
             with trace(marker):
                 return original(iterator)
         finally:
             if on_call is not None:
-                on_call(_cpu() - begin, threads_since(threads))
+                on_call(_cpu() - begin, _tfres_cpu.since(threads))
 
     model.train_function = marked
 
