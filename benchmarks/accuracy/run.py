@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen48/``, each written by a
+For each script of the set (``unseen/`` to ``unseen49/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -997,6 +997,28 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     ),
     "startup_fleet_preflight": ("start-up", ("startup",), ()),
     "startup_pilotroster_heads_preflight_airline": ("start-up", ("startup",), ()),
+    # unseen49/ (helper-72), session 46; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_tfcheckpoint_batchcb_musicroyalties": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_bilinearpool_tapeloop_fabricpatterns": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_capsnet_fit_albumcovers": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_ndcg_callback_podcastsearch": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_brushstroke_hsvhist_trainonbatch_artstyle": ("input", ("input_bound",), ()),
+    "input_difflib_pyfunction_contractredlines": ("input", ("input_bound",), ()),
+    "input_eloreplay_pydataset_tennismatches": ("input", ("input_bound",), ()),
+    "input_mimeqp_numpyfn_privilegereview": ("input", ("input_bound",), ()),
+    "input_ofxstatement_tapeloop_merchantfraud": ("input", ("input_bound",), ()),
+    "input_srtsubtitle_fromgen_filmgenre": ("input", ("input_bound",), ()),
+    "memory_lyricembedding_auditlog_songwriting": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_rightsclearance_preflight_broadcaster": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -1236,6 +1258,11 @@ AB_SCRIPTS = {
         "input_gaborbank_numpyfn_fabricdefects",
         "input_edifact_tapeloop_shipmanifests",
         "compute_moe_fit_tariffpricing",
+    ),
+    "unseen49": (
+        "input_srtsubtitle_fromgen_filmgenre",
+        "input_ofxstatement_tapeloop_merchantfraud",
+        "compute_capsnet_fit_albumcovers",
     ),
 }
 
