@@ -1019,6 +1019,50 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_rightsclearance_preflight_broadcaster": ("start-up", ("startup",), ()),
+    # unseen46/ (helper-70), session 45-46; entries from the file names, written
+    # before reading the scripts
+    "checkpoint_emaweights_batchcb_windshear": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_capsnet_fit_sonar": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_hypernet_tapeloop_metamaterials": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_conformal_callback_floodgauge": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_bencode_fromgen_torrentpeers": ("input", ("input_bound",), ()),
+    "input_colorquant_tapeloop_textiles": ("input", ("input_bound",), ()),
+    "input_hilbertcurve_trainonbatch_chromatin": ("input", ("input_bound",), ()),
+    "input_quopri_pydataset_mailrouting": ("input", ("input_bound",), ()),
+    "input_rinex_numpyfn_gnss": ("input", ("input_bound",), ()),
+    "input_wordpiece_tapeloop_patents": ("input", ("input_bound",), ()),
+    "memory_probmap_archive_tapeloop_crevasses": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_hparam_grid_preflight_apiary": ("start-up", ("startup",), ()),
+    # unseen47/ (helper-71), session 45-46; entries from the file names, written
+    # before reading the scripts
+    "checkpoint_tfckptwrite_batchcb_tokamakdisruption": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_capsnet_fit_diatoms": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_kan_tapeloop_exoplanettransits": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_conformal_callback_photoz": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_gillespie_interleave_genecircuits": ("input", ("input_bound",), ()),
+    "input_jcampdx_trainonbatch_irspectra": ("input", ("input_bound",), ()),
+    "input_pdbparse_fromgen_proteinbfactor": ("input", ("input_bound",), ()),
+    "input_rinexobs_tapeloop_ionospheretec": ("input", ("input_bound",), ()),
+    "input_savgol_numpyfn_xrdpatterns": ("input", ("input_bound",), ()),
+    "input_xyzcoulomb_pydataset_atomization": ("input", ("input_bound",), ()),
+    "memory_recongallery_tapeloop_solarmagnetograms": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_spectrometer_ensemble_preflight_mineralogy": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -1263,6 +1307,16 @@ AB_SCRIPTS = {
         "input_srtsubtitle_fromgen_filmgenre",
         "input_ofxstatement_tapeloop_merchantfraud",
         "compute_capsnet_fit_albumcovers",
+    ),
+    "unseen46": (
+        "input_bencode_fromgen_torrentpeers",
+        "input_wordpiece_tapeloop_patents",
+        "compute_capsnet_fit_sonar",
+    ),
+    "unseen47": (
+        "input_pdbparse_fromgen_proteinbfactor",
+        "input_rinexobs_tapeloop_ionospheretec",
+        "compute_capsnet_fit_diatoms",
     ),
 }
 
