@@ -209,6 +209,28 @@ def test_the_calls_alone_are_a_whole_number_of_cycles_over_the_lent_batches() ->
     assert len(many) % 3 == 0 and _tfres_alone.MAX_CALLS <= len(many) < _tfres_alone.MAX_CALLS + 3
 
 
+@pytest.mark.parametrize(
+    ("call_seconds", "calls"), [(0.001, 3), (0.2, 3), (0.25, 2), (0.3, 2), (0.6, 1), (3.5, 1)]
+)
+def test_long_calls_alone_are_timed_fewer_times_than_the_minimum(
+    monkeypatch: pytest.MonkeyPatch, call_seconds: float, calls: int
+) -> None:
+    # a clock that each call moves on by call_seconds: three calls, or as many as run half a
+    # second, whichever is fewer (at least one), when the budget holds no more
+    now = [0.0]
+    monkeypatch.setattr(_tfres_alone, "_clock", lambda: now[0])
+
+    def call() -> None:
+        now[0] += call_seconds
+
+    cpu: list[float] = []
+    times = _tfres_alone.timed_calls(call, 0.0, cpu)
+    assert len(times) == len(cpu) == calls == _tfres_alone.least_calls(call_seconds)
+    assert times == pytest.approx([call_seconds] * calls)
+    # a whole number of cycles all the same: one long call per lent batch
+    assert len(_tfres_alone.timed_calls(call, 0.0, cpu, cycle=2)) == -(-calls // 2) * 2
+
+
 def test_a_distribution_strategy_or_a_big_model_is_a_note_not_a_timing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -141,9 +141,19 @@ def test_a_loop_whose_calls_are_long_is_not_timed_at_exit() -> None:
     alone = _tfres_loopalone.LoopCallAlone(
         train_step, type(train_step).__call__, (x, y), {}, notes.append
     )
-    # three calls and a warm-up of 3 s each (a whole epoch a call) would pass the limit
-    assert alone.measure(0.5, [3.0, 3.1, 2.9]) is None
-    assert len(notes) == 1 and "a call takes 3.0 s" in notes[0]
+    # a call of 6 s (a whole epoch a call) is timed once after a warm-up: 12 s, past the limit
+    assert alone.measure(0.5, [6.0, 6.1, 5.9]) is None
+    assert len(notes) == 1 and "a call takes 6.0 s" in notes[0] and "2 calls" in notes[0]
+
+
+def test_a_loop_whose_calls_take_seconds_is_timed_once_after_its_warm_up() -> None:
+    # 4 s a call: three calls and a warm-up (16 s) would pass the limit, one and a warm-up not
+    train_step, x, y = _loop_step()
+    notes: list[str] = []
+    alone = _tfres_loopalone.LoopCallAlone(
+        train_step, type(train_step).__call__, (x, y), {}, notes.append
+    )
+    assert alone.measure(0.5, [4.0, 4.1, 3.9]) is not None and notes == []
 
 
 def test_a_loop_calls_native_pipeline_work_is_the_processs_cpu_above_the_call_alone() -> None:

@@ -24,7 +24,8 @@ user's own ``fit``, without changing what the program computes:
    model, its optimizer and its metrics is copied, the function runs once, the process's
    other threads are waited for until they are idle (:func:`_tfres_quiet.wait_for_quiet`: a
    pipeline or a ``PyDataset`` worker may still be busy after ``fit``), then it runs 3 to 100
-   times on the cached batch (more than 3 while they fit in the caller's budget) with no
+   times on the cached batch (more than 3 while they fit in the caller's budget, fewer, at
+   least once, where the calls take over half a second: :func:`timed_calls`) with no
    profiler (``plain_times``), then as many times under the profiler as the window's calls were
    (``times``), and every variable is assigned back. The model is left exactly as ``fit``
    left it.
@@ -36,6 +37,7 @@ it), or when ``fit`` stopped on SIGUSR1.
 """
 
 import contextlib
+import math
 import statistics
 import tempfile
 import time
@@ -57,14 +59,16 @@ MAX_COPY_BYTES = 512 * 2**20
 #: arbitrary mix, so short steps take as many calls as the budget holds
 MIN_CALLS = 3
 MAX_CALLS = 100
-#: the steps that lend their batches where the batches' shapes may vary (see the module),
-#: as many as the window has lending steps: the step alone is the mean over them, each call
-#: on the next lent batch in turn
+#: ...but fewer once the calls have run this long: the time they span, not their count,
+#: averages a VM's slow and fast spells out, and a long step's three calls cost three steps
+#: at exit for nothing more (a 3.5 s CapsNet step: 41 s of exit after a fit of 200 s)
+MIN_CALLS_SECONDS = 0.5
+#: the steps that lend their batches where the batches' shapes may vary (see the module), as
+#: many as the window has lending steps: the step alone is the mean over them, in turn
 LENT_STEPS = _tfres_window.LENDING_STEPS
 
 _clock = time.perf_counter
-#: above 0 while a step alone is being timed: its calls are tfres's, not the program's (the
-#: custom-loop timing of :mod:`_tfres_loops` leaves them out)
+#: above 0 while a step alone is timed: its calls are tfres's, :mod:`_tfres_loops` skips them
 TIMING = [0]
 
 
@@ -175,9 +179,9 @@ class StepAlone:
     def measure(self, call_marker, budget_seconds):
         """Time the captured step alone: first with no profiler (``plain_times``), then each
         call inside a ``call_marker`` TraceMe under the profiler as in the window, each
-        :data:`MIN_CALLS` to :data:`MAX_CALLS` calls, more only while they fit in half of
-        ``budget_seconds``; put every variable back. Returns the profiled calls' times
-        (seconds), or None. Whatever happens, the model and the batch are let go."""
+        :data:`MIN_CALLS` to :data:`MAX_CALLS` calls (:func:`timed_calls`), more only while
+        they fit in half of ``budget_seconds``; put every variable back. Returns the profiled
+        calls' times (seconds), or None. Whatever happens, the model and the batch are let go."""
         if self.state != "captured":
             return None
         self.state = "skipped"  # unless the calls below are timed
@@ -288,11 +292,17 @@ def _open_past_batch(spec):
     )
 
 
+def least_calls(call_seconds):
+    """The fewest calls :func:`timed_calls` makes of a call that takes ``call_seconds``."""
+    return max(1, min(MIN_CALLS, math.ceil(MIN_CALLS_SECONDS / max(call_seconds, 1e-9))))
+
+
 def copy_bytes(variables):
     """What copying ``variables`` to host memory takes, in bytes."""
     import numpy as np
 
-    return sum(int(np.prod(v.shape)) * np.dtype(_dtype(v)).itemsize for v in variables)
+    sizes = [np.dtype(getattr(v.dtype, "as_numpy_dtype", v.dtype)).itemsize for v in variables]
+    return sum(int(np.prod(v.shape)) * size for v, size in zip(variables, sizes, strict=True))
 
 
 @contextlib.contextmanager
@@ -307,14 +317,16 @@ def put_back(variables):
 
 
 def timed_calls(call, budget_seconds, cpu, cycle=1, threads=None):
-    """Seconds of :data:`MIN_CALLS` to :data:`MAX_CALLS` calls of ``call``, more than the
+    """Seconds of :data:`MIN_CALLS` to :data:`MAX_CALLS` calls of ``call`` (fewer than the
+    minimum, at least one, once they have run :data:`MIN_CALLS_SECONDS`), more than the
     minimum only while they fit in ``budget_seconds``, and always a whole number of cycles
     of ``cycle`` calls (the lent batches, each call on the next: each as many times); the
     process's CPU seconds in each call are appended to ``cpu``, and each thread's
     (:func:`_tfres_cpu.since`) to ``threads`` where it is a list."""
     times = []
     while (
-        len(times) < MIN_CALLS
+        not times
+        or (len(times) < MIN_CALLS and sum(times) < MIN_CALLS_SECONDS)
         or len(times) % cycle
         or (len(times) < MAX_CALLS and sum(times) + times[-1] <= budget_seconds)
     ):
@@ -426,11 +438,6 @@ def _state_variables(model):
                 seen.add(id(v))
                 found.append(v)
     return found
-
-
-def _dtype(v):
-    dtype = v.dtype
-    return getattr(dtype, "as_numpy_dtype", dtype)
 
 
 def sync(outputs):

@@ -25,7 +25,8 @@ class LoopCallAlone:
     the unwrapped call). At exit :meth:`measure` copies every variable the function's graph uses
     (the model's, the optimizer's, the metrics'), calls it once to warm up and
     :data:`_tfres_alone.MIN_CALLS` to :data:`_tfres_alone.MAX_CALLS` times more within the
-    budget, and assigns every variable back. A function that reads tf.data itself (an iterator
+    budget (fewer than the minimum for long calls: :func:`_tfres_alone.timed_calls`), and
+    assigns every variable back. A function that reads tf.data itself (an iterator
     or a dataset handed to it, or an iterator its graph captured) is called on one cached batch
     of its own instead (:func:`_tfres_cached.on_cached_input`; ``reads_input`` is then True).
     Not timed, with a note: arguments other than tensors, arrays, plain values, tf.data
@@ -51,8 +52,8 @@ class LoopCallAlone:
 
     def measure(self, budget_seconds, calls_seconds=()):
         """The timed calls' seconds, or None; the arguments are let go either way.
-        ``calls_seconds``: how long the program's calls took. Where
-        :data:`_tfres_alone.MIN_CALLS` calls and a warm-up would take longer than
+        ``calls_seconds``: how long the program's calls took. Where the least calls
+        (:func:`_tfres_alone.least_calls`) and a warm-up would take longer than
         :data:`MAX_EXIT_SECONDS` (a whole epoch a call), the call is not timed."""
         call, self._call = self._call, None
         (args, kwargs), self._arguments = self._arguments, ((), {})
@@ -60,10 +61,11 @@ class LoopCallAlone:
             return None
         if calls_seconds:
             typical = statistics.median(calls_seconds)
-            if (_tfres_alone.MIN_CALLS + 1) * typical > MAX_EXIT_SECONDS:
+            least = _tfres_alone.least_calls(typical) + 1  # and the warm-up
+            if least * typical > MAX_EXIT_SECONDS:
                 return self._skip(
                     "a call takes %.1f s, and timing %d calls at exit would take over %d s"
-                    % (typical, _tfres_alone.MIN_CALLS + 1, MAX_EXIT_SECONDS)
+                    % (typical, least, MAX_EXIT_SECONDS)
                 )
         variables = list(self._function.get_concrete_function(*args, **kwargs).variables)
         try:
