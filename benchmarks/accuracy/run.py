@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen49/``, each written by a
+For each script of the set (``unseen/`` to ``unseen51/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1063,6 +1063,50 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_spectrometer_ensemble_preflight_mineralogy": ("start-up", ("startup",), ()),
+    # unseen50/ (helper-76), session 47; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_tfsavedmodel_batchcb_pipelinepigs": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_gmlp_tapeloop_sensorfusion": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_wavenetgated_fit_birdcalls": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_reliability_callback_hailforecast": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_bpemerge_pyfunc_commitmsgs": ("input", ("input_bound",), ()),
+    "input_ewmrolling_trainonbatch_crypto": ("input", ("input_bound",), ()),
+    "input_hog_numpyfn_pedestrians": ("input", ("input_bound",), ()),
+    "input_minhash_pydataset_dedup": ("input", ("input_bound",), ()),
+    "input_vcd_tapeloop_logicanalyzer": ("input", ("input_bound",), ()),
+    "input_wfdb212_fromgen_holter": ("input", ("input_bound",), ()),
+    "memory_optslot_snapshots_fit_ticketrouting": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_multihead_preflight_parcelsort": ("start-up", ("startup",), ()),
+    # unseen51/ (helper-77), session 47; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_topk_manifest_batchcb_ferryridership": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_convnext_fit_fabricmicroscopy": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_dcnv2_tapeloop_insurancequotes": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_thresholdsweep_callback_warrantyclaims": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_ast_fromgen_codedefects": ("input", ("input_bound",), ()),
+    "input_captcha_pilfont_numpyfn_parcelcodes": ("input", ("input_bound",), ()),
+    "input_decimal_tapeloop_ledgerreconcile": ("input", ("input_bound",), ()),
+    "input_htmlparser_pydataset_realestate": ("input", ("input_bound",), ()),
+    "input_pandasrolling_interleave_hvacsensors": ("input", ("input_bound",), ()),
+    "input_shlex_trainonbatch_shellhistory": ("input", ("input_bound",), ()),
+    "memory_auditcache_pydataset_pipeleaks": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_ocr_stack_preflight_postalsorting": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -1317,6 +1361,16 @@ AB_SCRIPTS = {
         "input_pdbparse_fromgen_proteinbfactor",
         "input_rinexobs_tapeloop_ionospheretec",
         "compute_capsnet_fit_diatoms",
+    ),
+    "unseen50": (
+        "input_wfdb212_fromgen_holter",
+        "input_vcd_tapeloop_logicanalyzer",
+        "compute_wavenetgated_fit_birdcalls",
+    ),
+    "unseen51": (
+        "input_ast_fromgen_codedefects",
+        "input_decimal_tapeloop_ledgerreconcile",
+        "compute_convnext_fit_fabricmicroscopy",
     ),
 }
 
