@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen51/``, each written by a
+For each script of the set (``unseen/`` to ``unseen54/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1107,6 +1107,76 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_ocr_stack_preflight_postalsorting": ("start-up", ("startup",), ()),
+    # unseen52/ (helper-80), session 48; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_kerassave_batchcb_seismograph": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_conformer_fit_phonemes": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_resmlp_tapeloop_ramanspectra": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_windowpredict_callback_seizureeeg": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_candump_trainonbatch_vehiclebus": ("input", ("input_bound",), ()),
+    "input_f77records_numpyfn_cfdprobes": ("input", ("input_bound",), ()),
+    "input_goertzel_pydataset_dtmf": ("input", ("input_bound",), ()),
+    "input_octaveband_interleave_bridgestrain": ("input", ("input_bound",), ()),
+    "input_resamplepoly_tapeloop_wearableimu": ("input", ("input_bound",), ()),
+    "input_sunau_fromgen_whalecalls": ("input", ("input_bound",), ()),
+    "memory_auditlist_fromgen_dolphinwhistles": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_sonar_buildcompile_predict_fisheries": ("start-up", ("startup",), ()),
+    # unseen54/ (helper-82), session 48; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_rollingkeras_batchcb_creditportfolio": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_pointnet_fit_parcellidar": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_squeezenet_tapeloop_trafficcams": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_walkforward_backtest_callback_equityfactors": (
+        "evaluation",
+        ("phase_share:Evaluation",),
+        (),
+    ),
+    "input_bayer12bit_numpyfn_bloodsmear": ("input", ("input_bound",), ()),
+    "input_fixtagvalue_pydataset_tradesurveillance": ("input", ("input_bound",), ()),
+    "input_jsonnormalize_trainonbatch_loanapps": ("input", ("input_bound",), ()),
+    "input_mjpegstream_fromgen_dashcam": ("input", ("input_bound",), ()),
+    "input_slippytiles_tapeloop_rooftopsolar": ("input", ("input_bound",), ()),
+    "input_tickresample_tapeloop_fxquotes": ("input", ("input_bound",), ()),
+    "memory_augprovenance_fromgen_cropfieldtiles": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_videostack_preflight_trafficcams": ("start-up", ("startup",), ()),
+    # unseen53/ (helper-81), session 48; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_savezcompressed_batchcb_spellcorrector": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_linearattention_fit_newsheadlines": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_tabnet_tapeloop_warrantyclaims": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_dupretrieval_callback_forumquestions": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_frontmatter_fromgen_blogposts": ("input", ("input_bound",), ()),
+    "input_latexmacro_trainonbatch_arxivabstracts": ("input", ("input_bound",), ()),
+    "input_pytokenize_tapeloop_codesmells": ("input", ("input_bound",), ()),
+    "input_rtfstrip_pydataset_legalmemos": ("input", ("input_bound",), ()),
+    "input_syslog5424_numpyfn_authlogs": ("input", ("input_bound",), ()),
+    "input_wikitext_interleave_encyclopedia": ("input", ("input_bound",), ()),
+    "memory_driftmonitor_pydataset_supporttickets": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_reviewbot_preflight_codecomments": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -1371,6 +1441,21 @@ AB_SCRIPTS = {
         "input_ast_fromgen_codedefects",
         "input_decimal_tapeloop_ledgerreconcile",
         "compute_convnext_fit_fabricmicroscopy",
+    ),
+    "unseen52": (
+        "input_sunau_fromgen_whalecalls",
+        "input_resamplepoly_tapeloop_wearableimu",
+        "compute_conformer_fit_phonemes",
+    ),
+    "unseen53": (
+        "input_frontmatter_fromgen_blogposts",
+        "input_pytokenize_tapeloop_codesmells",
+        "compute_linearattention_fit_newsheadlines",
+    ),
+    "unseen54": (
+        "input_mjpegstream_fromgen_dashcam",
+        "input_slippytiles_tapeloop_rooftopsolar",
+        "compute_pointnet_fit_parcellidar",
     ),
 }
 
