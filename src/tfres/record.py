@@ -85,7 +85,8 @@ class Record:
     marks: list[Mark] = field(default_factory=list)
     phases: list[Phase] = field(default_factory=list)
     #: per-step times: {"t_seconds", "duration_seconds", "epoch", "step", "input_wait_seconds"?,
-    #: "profiler_seconds"? (what the profiler window added to the step)}
+    #: "profiler_seconds"? (what the profiler window added to the step),
+    #: "callback_seconds"?, "callback_written_bytes"? (a Keras fit step's batch-end callbacks)}
     steps: list[dict[str, Any]] = field(default_factory=list)
     #: results of standard workloads (``tfres bench``)
     workloads: list[dict[str, Any]] = field(default_factory=list)

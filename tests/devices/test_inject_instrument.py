@@ -1034,3 +1034,76 @@ def test_the_programs_epoch_end_callbacks_are_a_phase_and_their_evaluation_is_na
     for end in ends:
         assert any(end.start_seconds <= p.start_seconds < end.end_seconds for p in predicts)
     assert record.findings[0]["title"].startswith("Evaluation and prediction take")
+
+
+BATCH_END_CALLBACKS = """
+import time
+import numpy as np
+import keras
+
+x, y = np.ones((640, 8), "float32"), np.ones((640, 1), "float32")
+
+class Smoothing(keras.callbacks.Callback):  # the user's per-batch bookkeeping, in Python
+    def on_train_batch_end(self, batch, logs=None):
+        time.sleep(0.03)
+
+class Probe(keras.callbacks.Callback):  # an evaluation in the middle of the epoch
+    def on_train_batch_end(self, batch, logs=None):
+        if batch == 10:
+            self.model.evaluate(x[:64], y[:64], verbose=0)
+
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4), keras.layers.Dense(1)])
+model.compile("sgd", "mse")
+model.fit(x, y, batch_size=16, epochs=1, verbose=0, callbacks=[Smoothing(), Probe()])
+"""
+
+
+def test_the_programs_batch_end_callbacks_are_timed_and_named(tmp_path: Path, python: str) -> None:
+    record, _ = _run(tmp_path, python, BATCH_END_CALLBACKS)
+    fit = [s for s in record.steps if s.get("kind") == "fit"]
+    assert len(fit) == 40
+    for s in fit:  # each step's callbacks slept 30 ms; the model's step is under 10 ms
+        assert 0.03 <= s["callback_seconds"] <= min(s["duration_seconds"], 0.2)
+    # the probe's evaluate is a phase of its own, not callback time
+    (evaluate,) = [p for p in record.phases if p.name == "validation" or p.name == "evaluate"]
+    assert fit[10]["duration_seconds"] > evaluate.end_seconds - evaluate.start_seconds
+    assert fit[10]["callback_seconds"] < 0.2
+    assert record.extra["batch_callbacks"] == [
+        "Smoothing.on_train_batch_end",
+        "Probe.on_train_batch_end",
+    ]
+    top = record.findings[0]
+    assert top["rule"] == "batch_callbacks" and "Smoothing.on_train_batch_end" in top["evidence"]
+
+
+SAVING_CALLBACK = """
+import os, time
+import numpy as np
+import keras
+
+x, y = np.ones((640, 8), "float32"), np.ones((640, 1), "float32")
+folder = "snapshots"  # under the test's own folder, the working directory
+os.makedirs(folder)
+
+class Snapshot(keras.callbacks.Callback):  # the user's own save: NumPy, every 2nd batch
+    def on_train_batch_end(self, batch, logs=None):
+        if batch % 2 == 0:
+            np.save(os.path.join(folder, "w%d.npy" % batch), np.zeros((4, 2**20), "uint8"))
+            time.sleep(0.1)  # a slow network disk
+
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4), keras.layers.Dense(1)])
+model.compile("sgd", "mse")
+model.fit(x, y, batch_size=16, epochs=1, verbose=0, callbacks=[Snapshot()])
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="reads /proc/self/io")
+def test_batch_end_callbacks_that_write_are_the_programs_saves(tmp_path: Path, python: str) -> None:
+    record, _ = _run(tmp_path, python, SAVING_CALLBACK)
+    fit = [s for s in record.steps if s.get("kind") == "fit"]
+    for s in fit:  # 4 MiB written by every 2nd step's callback, a few bytes by the others
+        wrote = s["callback_written_bytes"]
+        assert wrote >= 4 * 2**20 if s["step"] % 2 == 0 else wrote < 2**20
+    top = record.findings[0]
+    assert top["title"].startswith("Model and checkpoint saves take")
+    assert "the batch-end callbacks of 19 steps wrote" in top["evidence"]

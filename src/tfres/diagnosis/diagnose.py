@@ -52,11 +52,17 @@ def diagnose(record: Record, *, rules: Sequence[Rule] | None = None) -> list[Fin
 
 
 #: a finding that says the same as a more specific one is left out
-_SAID_BY = {"compute_bound": ("cpu_bound", "input_bound", "cpu_single_core")}
+_SAID_BY = {
+    "compute_bound": ("cpu_bound", "input_bound", "cpu_single_core", "batch_callbacks"),
+}
 #: a finding that another one explains comes right after it, when both have one severity:
 #: memory near its limit because it grows in a straight line is, first, memory that grows
 #: (the fix is the leak; a smaller batch only delays it)
-_EXPLAINED_BY = {"memory_pressure": ("memory_growth",)}
+#: and one core pegged while Python callbacks hold the steps is those callbacks
+_EXPLAINED_BY = {
+    "memory_pressure": ("memory_growth",),
+    "cpu_single_core": ("batch_callbacks",),
+}
 
 
 def _without_repeats(found: list[Finding]) -> list[Finding]:

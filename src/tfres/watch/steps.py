@@ -249,7 +249,7 @@ def read_steps_file(
             k: raw.get(k)
             for k in ("t_seconds", "duration_seconds", "epoch", "step", "input_wait_seconds")
         }
-        for k in ("kind", "batches"):  # written by tfres run's hook
+        for k in ("kind", "batches", "callback_seconds", "callback_written_bytes"):  # the hook's
             if raw.get(k) is not None:
                 step[k] = raw[k]
         if t0_monotonic is not None and isinstance(raw.get("t_monotonic"), (int, float)):
@@ -276,8 +276,9 @@ def read_events_file(
     notes to ``record.notes``, the input wait the profiler window measured onto the matching
     ``record.steps`` (same ``kind`` and ``step``) with what the profiler added to the step
     (``profiler_seconds``), the window's breakdown to
-    ``record.extra["profile"]`` and the step alone on a cached batch to
-    ``record.extra["step_alone"]``. A missing file or a damaged line is skipped.
+    ``record.extra["profile"]``, the step alone on a cached batch to
+    ``record.extra["step_alone"]`` and the program's callbacks with a batch-end hook to
+    ``record.extra["batch_callbacks"]``. A missing file or a damaged line is skipped.
     """
 
     try:
@@ -313,6 +314,9 @@ def read_events_file(
                     step["profiler_seconds"] = raw["profiler_seconds"]
         elif event == "profile":
             record.extra["profile"] = {k: v for k, v in raw.items() if k != "event"}
+        elif event == "batch_callbacks" and isinstance(raw.get("names"), list):
+            named = record.extra.setdefault("batch_callbacks", [])
+            named.extend(str(n) for n in raw["names"] if str(n) not in named)
         elif event == "step_alone":
             alone = {k: v for k, v in raw.items() if k not in ("event", "start_monotonic")}
             if t0_monotonic is not None and isinstance(raw.get("start_monotonic"), (int, float)):

@@ -4,7 +4,9 @@
 ``fit``/``evaluate``/``predict`` of ``TensorFlowTrainer`` get one more callback (first in the
 list, ``async_safe`` so Keras keeps its asynchronous dispatch): a step runs from one
 ``on_*_batch_begin`` to the next (or to the end of its epoch), one execution of
-``steps_per_execution`` batches. Inside the profiler window each train step is wrapped in
+``steps_per_execution`` batches; a train step's batch-end callbacks (the program's, after
+this one's ``on_train_batch_end``) are timed inside it. Inside the profiler window
+(:mod:`_tfres_keras_profile`) each train step is wrapped in
 ``tf.profiler.experimental.Trace("train", step_num=N, _r=1)``: the marker TensorBoard's
 overview page needs, which Keras 3 does not write. ``Model.save``/``save_weights`` become
 phases. With ``$TFRES_CHECKPOINT`` set, SIGUSR1 during ``fit`` stops at the next batch,
@@ -13,14 +15,15 @@ saves the model there and exits with status 0 (through ``os._exit``, see
 """
 
 import os
-import shutil
 import signal
 import sys
+import threading
 import time
 import weakref
 
 import _tfres_alone as alone
 import _tfres_instrument as core
+import _tfres_keras_profile as profile
 import _tfres_window
 
 _clock = time.monotonic
@@ -61,6 +64,8 @@ def _entry(kind, original, callback_cls):
             if given is None or isinstance(given, (list, tuple)):
                 cb = callback_cls(kind)
                 chosen = [cb] + list(given or [])
+                if kind == "fit":
+                    _name_batch_callbacks(given or (), callback_cls.__mro__[1])
                 if len(args) > position:
                     args = args[:position] + (chosen,) + args[position + 1 :]
                 else:
@@ -70,12 +75,15 @@ def _entry(kind, original, callback_cls):
         core._IN_KERAS.depth = getattr(core._IN_KERAS, "depth", 0) + 1
         previous = _usr1_handler(self) if kind == "fit" and cb is not None else None
         alone.before_fit(self, core.INSTRUMENT, _stopping)
+        called = _clock()
         try:
             result = original(self, *args, **kwargs)
             if kind == "fit":
                 alone.after_fit(core.INSTRUMENT, _stopping)
         finally:
             core._IN_KERAS.depth -= 1
+            if kind != "fit":  # evaluation in a batch callback is evaluation, not callbacks
+                _EVALUATED["seconds"] += _clock() - called
             if previous is not None:
                 signal.signal(signal.SIGUSR1, previous)
         if cb is not None and cb.stop_asked:
@@ -86,6 +94,27 @@ def _entry(kind, original, callback_cls):
     wrapper.__name__ = original.__name__
     wrapper.__doc__ = original.__doc__
     return wrapper
+
+
+#: the hooks that run between a train step's end and its close (see TfresSteps._callbacks)
+_BATCH_END_HOOKS = ("on_train_batch_end", "on_batch_end")
+_NAMED = set()  # type: set[str]
+
+
+def _name_batch_callbacks(callbacks, base):
+    """Send the names of the program's callbacks with a batch-end hook, once each
+    (``NpzSnapshot.on_train_batch_end``): the suspects when those callbacks take much of a
+    step."""
+    names = []
+    for cb in callbacks:
+        for hook in _BATCH_END_HOOKS:
+            own = getattr(type(cb), hook, None)
+            if own is not None and own is not getattr(base, hook, None):
+                names.append("%s.%s" % (type(cb).__name__, hook))
+    new = [n for n in names if n not in _NAMED]
+    if new:
+        _NAMED.update(new)
+        core.INSTRUMENT.events.write({"event": "batch_callbacks", "names": new})
 
 
 def _usr1_handler(model):
@@ -112,6 +141,7 @@ def _stopping():
 
 
 _COUNTS = {}  # type: dict[str, int]
+_EVALUATED = {"seconds": 0.0}  # all evaluate/predict calls so far
 
 
 def _save_and_exit(model):
@@ -188,6 +218,8 @@ def _callback_class(keras, inst):
             self.counts = _COUNTS  # per process: step numbers go on across fit calls
             self.epoch_start = None
             self.begun = {}
+            self.returned = None  # fit: (when, saves, bytes written) as the step returned
+            self.thread = None  # the thread that began the open step
 
         @property
         def stop_asked(self):
@@ -202,8 +234,10 @@ def _callback_class(keras, inst):
                 self.counts[kind] = index + 1
                 saved = inst.saved_seconds  # saves from here on are not the step's time
                 self.open = (kind, index, self.epoch if kind == "fit" else None, now, saved)
+                self.returned = None
+                self.thread = threading.get_ident()
                 if kind == "fit":
-                    _window_step(index, self.model)
+                    profile.window_step(index, self.model)
             except Exception as err:
                 inst.failed("timing a Keras step", err)
 
@@ -212,14 +246,15 @@ def _callback_class(keras, inst):
                 return
             kind, index, epoch, start, saved = self.open
             self.open = None
-            _end_step()
+            callbacks = self._callbacks(now)
+            profile.end_step()
             per = int(getattr(self.model, "steps_per_execution", 1) or 1) if self.model else 1
             if kind == "fit":  # a custom loop that runs evaluate() is still the training
                 inst.fit_steps += 1
             duration = max(0.0, now - start - (inst.saved_seconds - saved))
-            inst.step(kind, index, epoch, start, duration, batches=per)
-            if kind == "fit" and _WINDOW:
-                _WINDOW[0].timed(index, epoch, duration)
+            inst.step(kind, index, epoch, start, duration, batches=per, callbacks=callbacks)
+            if kind == "fit":
+                profile.timed(index, epoch, duration)
             if index == 0 and kind == "fit":
                 inst.phase("first step", start, now)
             elif kind != "fit" and _first_call(self.model, kind):
@@ -229,6 +264,34 @@ def _callback_class(keras, inst):
 
         def on_train_batch_begin(self, batch, logs=None):
             self._begin("fit", batch)
+
+        # -- the batch-end callbacks: this one is first in the list, so from its
+        # on_train_batch_end to the step's close the others run (the progress bar and the
+        # program's own); where Keras dispatches them to a thread pool (all async-safe),
+        # they do not hold the step and are not timed
+        def on_train_batch_end(self, batch, logs=None):
+            try:
+                if self.open is not None and threading.get_ident() == self.thread:
+                    self.returned = (
+                        _clock(),
+                        inst.saved_seconds + _EVALUATED["seconds"],
+                        core.written_bytes(),
+                    )
+            except Exception as err:
+                inst.failed("timing the batch-end callbacks", err)
+
+        def _callbacks(self, now):
+            """(seconds, bytes written or None) of the batch-end callbacks of the step
+            closing at ``now``, less the known saves and the evaluate/predict calls among
+            them (phases of their own); None where not timed."""
+            returned, self.returned = self.returned, None
+            if returned is None:
+                return None
+            at, known, written = returned
+            known = inst.saved_seconds + _EVALUATED["seconds"] - known
+            seconds = max(0.0, now - at - known)
+            after = core.written_bytes() if written is not None else None
+            return (seconds, None if after is None else max(0, after - written))
 
         def on_test_batch_begin(self, batch, logs=None):
             self._begin("evaluate", batch)
@@ -257,7 +320,7 @@ def _callback_class(keras, inst):
         # EPOCH_END_SECONDS or more (an evaluation callback's metrics in NumPy, a plot, a save)
         def on_train_end(self, logs=None):
             self._end("epoch end", EPOCH_END, EPOCH_END_SECONDS)
-            _stop_window()
+            profile.stop_window()
             self._end("fit")
 
         def on_epoch_begin(self, epoch, logs=None):
@@ -288,149 +351,3 @@ def _callback_class(keras, inst):
 #: ``EPOCH_END_SECONDS`` (shorter ones would fill the timeline with nothing to see)
 EPOCH_END = "epoch-end callbacks"
 EPOCH_END_SECONDS = 0.05
-
-
-# ---------------------------------------------------------------- the profiler window
-
-_WINDOW = []  # type: list  # the process's one ProfilerWindow, once a fit has a step
-
-
-def _window():
-    """The process's profiler window: ``--profile``'s steps, or the default ones."""
-    if not _WINDOW:
-        import _tfres_xplane as xplane
-
-        first, last = core.INSTRUMENT.window or core.DEFAULT_WINDOW
-        caps = {} if _user_window() else _tfres_window.DEFAULT_CAPS  # --profile runs whole
-        _WINDOW.append(
-            _tfres_window.ProfilerWindow(
-                first, last, xplane.CALL_MARKER, _arm, stopped=_keep_trace, **caps
-            )
-        )
-    return _WINDOW[0]
-
-
-def _user_window():
-    """Whether the window is the user's (``--profile``): its trace is kept where asked."""
-    return core.INSTRUMENT.window is not None
-
-
-def _arm(model, only_open=False):
-    try:
-        alone.for_process(core.INSTRUMENT).arm(model, only_open)
-    except Exception as err:
-        core.INSTRUMENT.failed("arming the cached-batch step", err)
-
-
-def _new_logdir():
-    inst = core.INSTRUMENT
-    return inst.profile_dir if _user_window() and inst.profile_dir else core._tmpdir()
-
-
-def _window_step(index, model):
-    """Start the profiler at the window's first train step; mark each step inside it."""
-    _window().begin(index, model, _new_logdir)
-
-
-def _end_step():
-    if _WINDOW:
-        _WINDOW[0].end_step()
-
-
-def _stop_window():
-    if _WINDOW:
-        _WINDOW[0].stop()
-
-
-def _note_stop_error(inst):
-    """Note what stopping the window's profiler raised, if anything."""
-    if _WINDOW:
-        error = _WINDOW[0].stop_error()
-        if error is not None:
-            inst.failed("stopping the profiler", error)
-
-
-def _keep_trace(window):
-    """The window's profiler has stopped: its trace is read at exit."""
-    core.INSTRUMENT.profiled.append((window, _user_window()))
-
-
-def finish_profiles(inst):
-    """At exit: read the window's trace, send the input wait per step and the breakdown."""
-    _stop_window()
-    _note_stop_error(inst)
-    if inst.window is not None and (not _WINDOW or _WINDOW[0].state == "waiting"):
-        core.window_not_reached(inst)
-    for window, user in inst.profiled:  # a ProfilerWindow, and whether it is --profile's
-        try:
-            _read_profile(inst, window, user)
-        except Exception as err:
-            inst.failed("reading the profiler trace in %s" % window.logdir, err)
-        finally:
-            if not user:
-                shutil.rmtree(window.logdir, ignore_errors=True)
-
-
-def _read_profile(inst, window, user):
-    import _tfres_xplane as xplane
-
-    logdir, workers_share = window.logdir, window.workers_share
-    path = xplane.latest_xplane(logdir)
-    if path is None:
-        inst.note("the profiler wrote no trace in %s" % logdir)
-        return
-    timed = alone.times()
-    steps, extra = xplane.window_input(
-        xplane.step_breakdown(path),
-        window,
-        timed,
-        alone.plain_times(),
-        alone.plain_cpu_seconds(),
-        alone.plain_threads(),
-    )
-    for s in steps:
-        line = {
-            "event": "input_wait",
-            "kind": s["kind"],
-            "step": s["step"],
-            "input_wait_seconds": round(s["input_seconds"], 9),
-        }
-        if "profiler_seconds" in s:
-            line["profiler_seconds"] = round(s["profiler_seconds"], 9)
-        inst.events.write(line)
-    first, last = window.first, window.last
-    line = {
-        "event": "profile",
-        "window": [first, last],
-        "ended_early": window.ended_early,
-        "buffer_bytes": window.buffer_bytes,
-        "user": user,
-        "method": xplane.METHOD,
-        "step_alone_seconds": round(xplane.step_alone_seconds(timed), 9) if timed else None,
-        "workers_cpu_share": None if workers_share is None else round(workers_share, 4),
-        # the pipeline's work beside a step both ways (the first is the one read, where any)
-        "cpu_beside_threads_seconds": _rounded(
-            window.threads_beside_seconds(alone.plain_threads())
-        ),
-        "cpu_beside_process_seconds": _rounded(
-            window.process_beside_seconds(alone.plain_cpu_seconds())
-        ),
-        "profiler_seconds_per_step": None if extra is None else round(extra, 9),
-        "unprofiled_steps": len(window.later_seconds),
-        "summary": xplane.summary(steps),
-        "steps": [
-            {k: (round(v, 9) if isinstance(v, float) else v) for k, v in s.items()} for s in steps
-        ],
-    }
-    if user:
-        line["dir"] = os.path.abspath(logdir)
-        if last > max([s["step"] for s in steps] or [first]):
-            inst.note(
-                "--profile %d:%d: the program had only %d steps in the window"
-                % (first, last, len(steps))
-            )
-    inst.events.write(line)
-
-
-def _rounded(seconds):
-    return None if seconds is None else round(seconds, 9)

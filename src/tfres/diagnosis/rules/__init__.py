@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from tfres.diagnosis.facts import RunFacts
 from tfres.diagnosis.rules.base import Finding, Rule
 from tfres.diagnosis.rules.budget import budget_reached
+from tfres.diagnosis.rules.callbacks import batch_callbacks
 from tfres.diagnosis.rules.cpu import (
     background_load,
     cpu_bound,
@@ -76,5 +77,6 @@ RULES: list[Rule] = [
     budget_reached,
     startup,
     phase_share,
+    batch_callbacks,
     compute_bound,
 ]

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tfres.diagnosis.facts import TRAINING_PHASES, RunFacts, mean, training_steps
-from tfres.diagnosis.rules.base import Finding, cores, pct, seconds, span_text
+from tfres.diagnosis.rules.base import Finding, cores, pct, seconds, size, span_text
+from tfres.diagnosis.rules.callbacks import BATCH_CALLBACKS_SHARE, callback_time, named
 from tfres.diagnosis.rules.input import INPUT_BOUND_MODERATE
 
 __all__ = [
@@ -41,6 +42,8 @@ PHASE_DOMINANT_SHARE = 0.40
 #: ...and only when the steady work is at least this share of the run: below it, the run is
 #: its start-up's story (a model zoo's one-batch predicts are nearly all tracing).
 PHASE_MIN_WORK_SHARE = 0.10
+#: a clean run's evidence gives the batch-end callbacks' share of the steps from this share
+CALLBACKS_MENTION_SHARE = 0.05
 #: The phases that are work (everything after start-up that is not "after training").
 #: ``loop evaluation``: a custom loop's own evaluation between its steps (the model run
 #: outside the training step, eagerly or in another tf.function)
@@ -235,21 +238,34 @@ def phase_share(facts: RunFacts) -> Iterator[Finding]:
     if not _covered_seconds(facts, TRAINING_PHASES):
         return
     in_loop = any(p.name == LOOP_EVAL for p in facts.record.phases)
-    for names, first_calls, (callbacks, around), what, fix in (
+    evaluating, around_eval = _evaluating_callbacks(facts)
+    batch_time = callback_time(facts)
+    saving = batch_time.save_seconds if batch_time and batch_time.save_steps else 0.0
+    for names, first_calls, around, also, what, fix in (
         (
             _EVAL,
             _FIRST_EVAL,
-            _evaluating_callbacks(facts),
+            around_eval,
+            f"{seconds(around_eval)} more in the {evaluating} epoch-end callback(s) that "
+            "evaluate or predict (the metrics they compute around the calls)"
+            if evaluating
+            else "",
             "Evaluation and prediction",
             _LOOP_EVAL_FIX if in_loop else _EVAL_FIX,
         ),
         (
             _SAVES,
             (),
-            (0, 0.0),
+            saving,
+            f"the batch-end callbacks of {batch_time.save_steps} steps wrote "
+            f"{size(batch_time.written_bytes)} in {seconds(saving)} (the program's own saves; "
+            f"callbacks with a batch-end hook: {named(batch_time)})"
+            if saving and batch_time
+            else "",
             "Model and checkpoint saves",
             "save less often: ModelCheckpoint(..., save_freq='epoch' or N*steps, "
-            "save_best_only=True, save_weights_only=True)",
+            "save_best_only=True, save_weights_only=True), or the callback's own save "
+            "every N batches or in on_epoch_end",
         ),
     ):
         spent = max(0.0, _total(facts, names) + around - _total(facts, first_calls))
@@ -257,19 +273,14 @@ def phase_share(facts: RunFacts) -> Iterator[Finding]:
         if share < PHASE_DOMINANT_SHARE:
             continue
         count = sum(1 for p in facts.record.phases if p.name in names)
-        also = (
-            f", and {seconds(around)} more in the {callbacks} epoch-end callback(s) that "
-            "evaluate or predict (the metrics they compute around the calls)"
-            if callbacks
-            else ""
-        )
+        parts = [f"{count} {what.lower()} phase(s)"] if count or not also else []
         yield Finding(
             rule="phase_share",
             severity="warning",
             title=f"{what} take {pct(share)} of the work",
             evidence=(
-                f"{count} {what.lower()} phase(s){also}: {seconds(spent)} of {seconds(work)} "
-                f"of work after start-up and the first calls (training "
+                f"{', and '.join([*parts, also] if also else parts)}: {seconds(spent)} of "
+                f"{seconds(work)} of work after start-up and the first calls (training "
                 f"{seconds(_training_seconds(facts))})"
             ),
             cause=f"{what.lower()} run often or long compared with the training steps",
@@ -296,6 +307,13 @@ def compute_bound(facts: RunFacts) -> Iterator[Finding]:
         f"{len(steps)} training steps of {seconds(total / len(steps))} on average, input wait "
         f"{pct(fraction)} of step time ({span_text(facts.window)})"
     )
+    batch_time = callback_time(facts)
+    if batch_time and batch_time.step_seconds > 0:
+        held = (batch_time.seconds + batch_time.save_seconds) / batch_time.step_seconds
+        if held >= BATCH_CALLBACKS_SHARE:
+            return  # not TensorFlow math: the callbacks (or their saves) hold the steps
+        if held >= CALLBACKS_MENTION_SHARE:
+            evidence += f", batch-end callbacks {pct(held)} of it"
     if cpu is not None:
         evidence += f"; the run averaged {cpu:.0f}% CPU ({cores(cpu / 100)})"
     yield Finding(
