@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen54/``, each written by a
+For each script of the set (``unseen/`` to ``unseen56/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1177,6 +1177,50 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_reviewbot_preflight_codecomments": ("start-up", ("startup",), ()),
+    # unseen55/ (helper-83), session 49; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_picklestate_batchcb_cryoem": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_deeponet_tapeloop_heatequation": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_shufflenet_fit_cellpainting": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_cindex_holdout_callback_oncosurvival": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_edf_numpyfn_sleepstaging": ("input", ("input_bound",), ()),
+    "input_fcs_trainonbatch_flowcytometry": ("input", ("input_bound",), ()),
+    "input_grotraj_tapeloop_ljphases": ("input", ("input_bound",), ()),
+    "input_isingmc_pyfunc_phasetransition": ("input", ("input_bound",), ()),
+    "input_mzml_base64zlib_fromgen_proteomics": ("input", ("input_bound",), ()),
+    "input_niftigz_pydataset_brainmri": ("input", ("input_bound",), ()),
+    "memory_barcodedict_tapeloop_singlecell": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_labassay_preflight_automation": ("start-up", ("startup",), ()),
+    # unseen56/ (helper-84), session 49; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_kerasarchive_everybatch_couponredemption": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_deepinterest_fit_ecommerce": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_xdeepfm_tapeloop_adclicks": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_hitrate_callback_nextbasket": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_bprtriplets_tapeloop_cartrecs": ("input", ("input_bound",), ()),
+    "input_harjson_numpyfn_pageloads": ("input", ("input_bound",), ()),
+    "input_httpcookies_trainonbatch_adtargeting": ("input", ("input_bound",), ()),
+    "input_sessionize_interleave_gametelemetry": ("input", ("input_bound",), ()),
+    "input_useragent_fromgen_appsessions": ("input", ("input_bound",), ()),
+    "input_varintwire_pydataset_adauctions": ("input", ("input_bound",), ()),
+    "memory_impressionaudit_fromgen_feedranking": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_storefront_preflight_marketplace": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -1457,6 +1501,16 @@ AB_SCRIPTS = {
         "input_slippytiles_tapeloop_rooftopsolar",
         "compute_pointnet_fit_parcellidar",
     ),
+    "unseen55": (
+        "input_mzml_base64zlib_fromgen_proteomics",
+        "input_grotraj_tapeloop_ljphases",
+        "compute_shufflenet_fit_cellpainting",
+    ),
+    "unseen56": (
+        "input_useragent_fromgen_appsessions",
+        "input_bprtriplets_tapeloop_cartrecs",
+        "compute_deepinterest_fit_ecommerce",
+    ),
 }
 
 
@@ -1529,6 +1583,8 @@ def check(script: Path, tmp: Path) -> dict:
         "background_top": top.get("rule") == "background_load",
         "correct_beside_background": bool(top_own) and matches(top_own, accepted),
         "top_own_rule": top_own.get("rule"),
+        # every finding, in order: what came second, and what did not fire
+        "findings": [f"{f.get('rule')}: {f.get('title')}" for f in record.findings],
         "input_wait_truth": want,
         "input_wait_measured": measured,
         "error_points": None if want is None or measured is None else 100 * (measured - want),
