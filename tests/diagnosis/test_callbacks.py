@@ -9,13 +9,10 @@ from typing import Any
 import pytest
 
 import synthetic as S
+from tfres.diagnosis.batch_callbacks import SAVE_MIN_BYTES
 from tfres.diagnosis.diagnose import diagnose
 from tfres.diagnosis.facts import run_facts
-from tfres.diagnosis.rules.callbacks import (
-    BATCH_CALLBACKS_SHARE,
-    SAVE_MIN_BYTES,
-    callback_time,
-)
+from tfres.diagnosis.rules.callbacks import BATCH_CALLBACKS_SHARE
 from tfres.record import Record
 from tfres.timeline import Phase
 
@@ -87,7 +84,7 @@ def test_callbacks_that_write_are_saves_and_named_as_such() -> None:
     # unseen53/checkpoint_savezcompressed_batchcb_spellcorrector: np.savez_compressed of the
     # weights every 2nd batch, 0.35 s, 9.5 MB each
     r = _fit(0.35, written=9_500_000, every=2)
-    time = callback_time(run_facts(r))
+    time = run_facts(r).batch_callbacks
     # the first step (tracing) is left out: steps 2, 4 ... 98 saved, 1, 3 ... 99 did not
     assert time is not None and time.save_steps == 49 and time.seconds == pytest.approx(0.005)
     found = diagnose(r)
@@ -99,13 +96,13 @@ def test_callbacks_that_write_are_saves_and_named_as_such() -> None:
 
 def test_a_megabyte_is_a_save_and_a_progress_line_is_not() -> None:
     facts = run_facts(_fit(0.04, written=SAVE_MIN_BYTES))
-    assert callback_time(facts).save_steps == 99  # type: ignore[union-attr]
+    assert facts.batch_callbacks.save_steps == 99  # type: ignore[union-attr]
     facts = run_facts(_fit(0.04, written=SAVE_MIN_BYTES - 1))
-    assert callback_time(facts).save_steps == 0  # type: ignore[union-attr]
+    assert facts.batch_callbacks.save_steps == 0  # type: ignore[union-attr]
 
 
 def test_where_the_kernel_does_not_say_what_was_written_the_time_is_callbacks() -> None:
-    time = callback_time(run_facts(_fit(0.04, written=None)))
+    time = run_facts(_fit(0.04, written=None)).batch_callbacks
     assert time is not None and time.save_steps == 0 and time.seconds == pytest.approx(99 * 0.04)
     assert time.step_seconds == pytest.approx(99 * 0.09)
 
@@ -114,7 +111,7 @@ def test_steps_without_callback_times_give_nothing() -> None:
     r = _fit(0.04)
     for s in r.steps:
         del s["callback_seconds"]
-    assert callback_time(run_facts(r)) is None
+    assert run_facts(r).batch_callbacks is None
     assert "batch_callbacks" not in [f.rule for f in diagnose(r)]
 
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tfres.diagnosis.batch_callbacks import CallbackTime, callback_time
 from tfres.diagnosis.fit_input import FitInput, fit_input, unprofiled_seconds
 from tfres.record import Record
 from tfres.timeline import Sample
@@ -211,6 +212,9 @@ class RunFacts:
     #: a Keras fit's input share, measured in its profiler window and extended to its other
     #: steps; None without a measured fit step
     fit_input: FitInput | None
+    #: the training steps' batch-end callbacks (a Keras fit's, under ``tfres run``); None
+    #: where none were timed
+    batch_callbacks: CallbackTime | None
 
     @property
     def framework(self) -> str:
@@ -419,4 +423,5 @@ def run_facts(record: Record) -> RunFacts:
         background_cores_mean=background,
         input_wait_fraction=fraction,
         fit_input=fit,
+        batch_callbacks=callback_time(steps, (record.extra or {}).get("batch_callbacks")),
     )

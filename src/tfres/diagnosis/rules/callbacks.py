@@ -1,13 +1,8 @@
 """The program's own Keras batch callbacks, where they hold the training steps back.
 
-``tfres run``'s hook times each ``fit`` step's batch-end callbacks: from the moment the
-train function returned (its callback is the first in the list) to the next step's start,
-less the saves and evaluate/predict calls among them, which are phases of their own
-(``callback_seconds``), and the bytes the process wrote meanwhile
-(``callback_written_bytes``, the ``wchar`` of ``/proc/self/io``; absent where the kernel
-does not say). Callbacks that wrote :data:`SAVE_MIN_BYTES` or more in a step were saving
-(weights dumped with NumPy, a pickle, an HDF5 file of their own): :func:`callback_time`
-counts those seconds apart, and the saves rule
+``tfres run``'s hook times each ``fit`` step's batch-end callbacks
+(:mod:`tfres.diagnosis.batch_callbacks`, read into ``RunFacts.batch_callbacks``). Those that
+wrote a megabyte or more in a step were saving: the saves rule
 (:func:`tfres.diagnosis.rules.phases.phase_share`) adds them to the known saves. The rest,
 where it takes :data:`BATCH_CALLBACKS_SHARE` of the steps or more, is
 :func:`batch_callbacks`'s finding: Python between the steps that the model waits for.
@@ -19,78 +14,16 @@ they do not hold the step, and the hook does not time them.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
-from tfres.diagnosis.facts import RunFacts, training_steps
+from tfres.diagnosis.batch_callbacks import CallbackTime
+from tfres.diagnosis.facts import RunFacts
 from tfres.diagnosis.rules.base import Finding, pct, seconds, size
 
-__all__ = [
-    "CallbackTime",
-    "callback_time",
-    "batch_callbacks",
-    "named",
-    "SAVE_MIN_BYTES",
-    "BATCH_CALLBACKS_SHARE",
-]
+__all__ = ["batch_callbacks", "named", "BATCH_CALLBACKS_SHARE"]
 
-#: A step's callbacks that wrote this much saved something: Keras's progress bar writes a
-#: line of about 100 bytes a step, a ``CSVLogger`` a row an epoch; the smallest model in the
-#: accuracy sets dumps 1.6 MB of weights.
-SAVE_MIN_BYTES = 1 << 20
 #: The batch-end callbacks are the story of the training when they take this share of the
 #: steps' time (the share at which evaluation or saves are named, see ``phases``).
 BATCH_CALLBACKS_SHARE = 0.40
-
-
-@dataclass(frozen=True)
-class CallbackTime:
-    """The batch-end callbacks of a run's timed training steps."""
-
-    #: training steps whose callbacks were timed, and those steps' seconds
-    steps: int
-    step_seconds: float
-    #: the callbacks' seconds in the steps where they did not save
-    seconds: float
-    #: the steps where the callbacks wrote :data:`SAVE_MIN_BYTES` or more, their callbacks'
-    #: seconds and the bytes they wrote
-    save_steps: int
-    save_seconds: float
-    written_bytes: int
-    #: the program's callbacks with a batch-end hook (``NpzSnapshot.on_train_batch_end``)
-    names: tuple[str, ...]
-
-
-def callback_time(facts: RunFacts) -> CallbackTime | None:
-    """The training steps' batch-end callbacks; None when none were timed."""
-    timed = [
-        s
-        for s in training_steps(facts.record.steps)
-        if isinstance(s.get("callback_seconds"), (int, float))
-        and isinstance(s.get("duration_seconds"), (int, float))
-    ]
-    if not timed:
-        return None
-    plain = saving = 0.0
-    save_steps = written = 0
-    for s in timed:
-        spent = min(float(s["callback_seconds"]), float(s["duration_seconds"]))
-        wrote = s.get("callback_written_bytes")
-        if isinstance(wrote, int) and wrote >= SAVE_MIN_BYTES:
-            save_steps += 1
-            saving += spent
-            written += wrote
-        else:
-            plain += spent
-    names = facts.record.extra.get("batch_callbacks")
-    return CallbackTime(
-        steps=len(timed),
-        step_seconds=sum(float(s["duration_seconds"]) for s in timed),
-        seconds=plain,
-        save_steps=save_steps,
-        save_seconds=saving,
-        written_bytes=written,
-        names=tuple(str(n) for n in names) if isinstance(names, list) else (),
-    )
 
 
 def named(time: CallbackTime) -> str:
@@ -102,7 +35,7 @@ def named(time: CallbackTime) -> str:
 
 def batch_callbacks(facts: RunFacts) -> Iterator[Finding]:
     """The program's batch-end callbacks, saves left out, take >= 40% of the training steps."""
-    time = callback_time(facts)
+    time = facts.batch_callbacks
     if time is None or time.step_seconds <= 0:
         return
     share = time.seconds / time.step_seconds

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from tfres.diagnosis.facts import TRAINING_PHASES, RunFacts, mean, training_steps
 from tfres.diagnosis.rules.base import Finding, cores, pct, seconds, size, span_text
-from tfres.diagnosis.rules.callbacks import BATCH_CALLBACKS_SHARE, callback_time, named
+from tfres.diagnosis.rules.callbacks import BATCH_CALLBACKS_SHARE, named
 from tfres.diagnosis.rules.input import INPUT_BOUND_MODERATE
 
 __all__ = [
@@ -239,8 +239,8 @@ def phase_share(facts: RunFacts) -> Iterator[Finding]:
         return
     in_loop = any(p.name == LOOP_EVAL for p in facts.record.phases)
     evaluating, around_eval = _evaluating_callbacks(facts)
-    batch_time = callback_time(facts)
-    saving = batch_time.save_seconds if batch_time and batch_time.save_steps else 0.0
+    batch_time = facts.batch_callbacks
+    saving = batch_time.save_seconds if batch_time else 0.0
     for names, first_calls, around, also, what, fix in (
         (
             _EVAL,
@@ -307,7 +307,7 @@ def compute_bound(facts: RunFacts) -> Iterator[Finding]:
         f"{len(steps)} training steps of {seconds(total / len(steps))} on average, input wait "
         f"{pct(fraction)} of step time ({span_text(facts.window)})"
     )
-    batch_time = callback_time(facts)
+    batch_time = facts.batch_callbacks
     if batch_time and batch_time.step_seconds > 0:
         held = (batch_time.seconds + batch_time.save_seconds) / batch_time.step_seconds
         if held >= BATCH_CALLBACKS_SHARE:
