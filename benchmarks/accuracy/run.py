@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen56/``, each written by a
+For each script of the set (``unseen/`` to ``unseen59/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1221,6 +1221,76 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_storefront_preflight_marketplace": ("start-up", ("startup",), ()),
+    # unseen57/ (helper-85), session 50; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_ckptmanager_truck_telematics": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_fit_conv1d_ev_battery": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_tapeloop_port_congestion": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_predictcallback_aircraft_engine_rul": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_flatmap_ais_vessel_tracks": ("input", ("input_bound",), ()),
+    "input_genloop_flight_delays": ("input", ("input_bound",), ()),
+    "input_numpyfn_wayside_axle_bearings": ("input", ("input_bound",), ()),
+    "input_pydataset_dashcam_lane_departure": ("input", ("input_bound",), ()),
+    "input_pyfunction_atc_transcripts": ("input", ("input_bound",), ()),
+    "input_trainonbatch_parcel_eta": ("input", ("input_bound",), ()),
+    "memory_framehistory_lidar_scans": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_devicecheck_rail_signalling": ("start-up", ("startup",), ()),
+    # unseen58/ (helper-86), session 50; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_ckptmanager_batchcb_hydroturbines": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_rescnn_fit_soilmoisturemaps": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_tapeloop_gruresmlp_watermains": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_valdata_fit_transformerdga": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_ifcregex_interleave_buildingelements": ("input", ("input_bound",), ()),
+    "input_ivsweep_trainonbatch_solarstrings": ("input", ("input_bound",), ()),
+    "input_lasparse_pydataset_welllogs": ("input", ("input_bound",), ()),
+    "input_metarparse_fromgen_airportweather": ("input", ("input_bound",), ()),
+    "input_ndviclouds_numpyfn_cropfields": ("input", ("input_bound",), ()),
+    "input_scadacsv_tapeloop_windfarmyaw": ("input", ("input_bound",), ()),
+    "memory_residualarchive_tapeloop_groundwaterheads": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_preflight_irrigationmodels": ("start-up", ("startup",), ()),
+    # unseen59/ (helper-87), session 50; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_manager_batches_rental_prices": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_fit_convnet_listing_photos": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_tapeloop_transformer_lecture_captions": (
+        "compute",
+        ("cpu_bound", "compute_bound"),
+        (),
+    ),
+    "eval_epoch_predict_marathon_splits": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_fromgen_gtfs_transit_delays": ("input", ("input_bound",), ()),
+    "input_interleave_itinerary_shards": ("input", ("input_bound",), ()),
+    "input_numpyfn_soccer_tracking": ("input", ("input_bound",), ()),
+    "input_pydataset_floorplan_listings": ("input", ("input_bound",), ()),
+    "input_tapeloop_essay_scoring": ("input", ("input_bound",), ()),
+    "input_trainonbatch_hotel_folios": ("input", ("input_bound",), ()),
+    "memory_replay_history_hotel_occupancy": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_modelzoo_school_services": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -1510,6 +1580,21 @@ AB_SCRIPTS = {
         "input_useragent_fromgen_appsessions",
         "input_bprtriplets_tapeloop_cartrecs",
         "compute_deepinterest_fit_ecommerce",
+    ),
+    "unseen57": (
+        "input_pyfunction_atc_transcripts",
+        "input_genloop_flight_delays",
+        "compute_fit_conv1d_ev_battery",
+    ),
+    "unseen58": (
+        "input_metarparse_fromgen_airportweather",
+        "input_scadacsv_tapeloop_windfarmyaw",
+        "compute_rescnn_fit_soilmoisturemaps",
+    ),
+    "unseen59": (
+        "input_fromgen_gtfs_transit_delays",
+        "input_tapeloop_essay_scoring",
+        "compute_fit_convnet_listing_photos",
     ),
 }
 
