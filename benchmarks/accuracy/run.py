@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen59/``, each written by a
+For each script of the set (``unseen/`` to ``unseen62/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1291,6 +1291,76 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_modelzoo_school_services": ("start-up", ("startup",), ()),
+    # unseen60/ (helper-88), session 51; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_weightsh5_batchcb_trackmastering": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_crnn_fit_moodtagging": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_transformer_tapeloop_chordprogression": (
+        "compute",
+        ("cpu_bound", "compute_bound"),
+        (),
+    ),
+    "eval_retrievalrecall_callback_trailerclips": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_cuesheet_pydataset_audiobookchapters": ("input", ("input_bound",), ()),
+    "input_ebuttml_numpyfn_broadcastcaptions": ("input", ("input_bound",), ()),
+    "input_epubxhtml_trainonbatch_bookgenre": ("input", ("input_bound",), ()),
+    "input_id3tags_fromgen_albumgenre": ("input", ("input_bound",), ()),
+    "input_onsetflux_tapeloop_drumtranscription": ("input", ("input_bound",), ()),
+    "input_replaydemo_interleave_esportswinner": ("input", ("input_bound",), ()),
+    "memory_decodedframecache_fromgen_filmscenes": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_modelpreflight_podcaststudio": ("start-up", ("startup",), ()),
+    # unseen61/ (helper-89), session 51; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_kerasrotate_batchcb_pickandplace": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_mpnn_tapeloop_catalystsurfaces": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_resconv2d_fit_grainmicrographs": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_mcdropout_callback_alloyfatigue": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_assayjson_pyfunction_flotationcells": ("input", ("input_bound",), ()),
+    "input_cifparse_numpyfn_zeolites": ("input", ("input_bound",), ()),
+    "input_eddycurrent_pydataset_tubeinspection": ("input", ("input_bound",), ()),
+    "input_fkin_tapeloop_robotarm": ("input", ("input_bound",), ()),
+    "input_spindlelog_fromgen_cncmilling": ("input", ("input_bound",), ()),
+    "input_xrfcsv_trainonbatch_drillcores": ("input", ("input_bound",), ()),
+    "memory_augcache_fromgen_orefragmentation": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_cellpreflight_robotwelding": ("start-up", ("startup",), ()),
+    # unseen62/ (helper-90), session 51; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_modelsave_batchcb_taxaudit": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_dilatedconv_tapeloop_rfspectrum": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_resmlp_fit_actuarialreserves": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_riskbands_predictcallback_underwriting": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_berdecode_pydataset_certificates": ("input", ("input_bound",), ()),
+    "input_cdrfixedwidth_numpyfunc_simboxfraud": ("input", ("input_bound",), ()),
+    "input_citationregex_tapeloop_courtrulings": ("input", ("input_bound",), ()),
+    "input_dnswire_trainonbatch_dgadetect": ("input", ("input_bound",), ()),
+    "input_pcapstruct_fromgen_intrusion": ("input", ("input_bound",), ()),
+    "input_syslogregex_pyfunction_firewall": ("input", ("input_bound",), ()),
+    "memory_alertarchive_fromgen_siem": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_modelzoo_permitrouter": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -1595,6 +1665,21 @@ AB_SCRIPTS = {
         "input_fromgen_gtfs_transit_delays",
         "input_tapeloop_essay_scoring",
         "compute_fit_convnet_listing_photos",
+    ),
+    "unseen60": (
+        "input_id3tags_fromgen_albumgenre",
+        "input_onsetflux_tapeloop_drumtranscription",
+        "compute_crnn_fit_moodtagging",
+    ),
+    "unseen61": (
+        "input_spindlelog_fromgen_cncmilling",
+        "input_fkin_tapeloop_robotarm",
+        "compute_resconv2d_fit_grainmicrographs",
+    ),
+    "unseen62": (
+        "input_pcapstruct_fromgen_intrusion",
+        "input_citationregex_tapeloop_courtrulings",
+        "compute_resmlp_fit_actuarialreserves",
     ),
 }
 
