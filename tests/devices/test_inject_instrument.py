@@ -1107,3 +1107,53 @@ def test_batch_end_callbacks_that_write_are_the_programs_saves(tmp_path: Path, p
     top = record.findings[0]
     assert top["title"].startswith("Model and checkpoint saves take")
     assert "the batch-end callbacks of 19 steps wrote" in top["evidence"]
+
+
+EPOCH_END_MODEL_RUNS = """
+import time
+import numpy as np
+import keras
+import tensorflow as tf
+
+x, y = np.ones((160, 8), "float32"), np.ones((160, 1), "float32")
+holdout = np.ones((4096, 8), "float32")
+
+class McDropout(keras.callbacks.Callback):  # the user's own evaluation: no predict()
+    def on_epoch_end(self, epoch, logs=None):
+        forward = tf.function(lambda b: self.model(b, training=True))
+        batches = [holdout[s : s + 512] for s in range(0, 4096, 512)]
+        draws = [forward(b).numpy() for _ in range(30) for b in batches]
+        logs["spread"] = float(np.std(draws))
+
+class EagerProbe(keras.callbacks.Callback):  # three eager calls of the model
+    def on_epoch_end(self, epoch, logs=None):
+        for s in range(3):
+            self.model(holdout[s * 64 : (s + 1) * 64])
+        time.sleep(0.1)  # the metric over the outputs
+
+class Pause(keras.callbacks.Callback):  # no run of the model: not evaluation
+    def on_epoch_end(self, epoch, logs=None):
+        time.sleep(0.1)
+
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dropout(0.2), keras.layers.Dense(1)])
+model.compile("sgd", "mse")
+which = {"mc": McDropout(), "eager": EagerProbe(), "pause": Pause()}
+model.fit(x, y, batch_size=16, epochs=2, verbose=0, callbacks=[which[WHICH]])
+"""
+
+
+@pytest.mark.parametrize(
+    ("which", "phase"),
+    [
+        ("mc", "epoch-end evaluation"),
+        ("eager", "epoch-end evaluation"),
+        ("pause", "epoch-end callbacks"),
+    ],
+)
+def test_epoch_end_callbacks_that_run_the_model_themselves_are_its_evaluation(
+    tmp_path: Path, python: str, which: str, phase: str
+) -> None:
+    record, _ = _run(tmp_path, python, EPOCH_END_MODEL_RUNS.replace("WHICH", repr(which)))
+    ends = [p.name for p in record.phases if p.name.startswith("epoch-end")]
+    epochs = [p for p in record.phases if p.name.startswith("fit epoch ")]
+    assert len(epochs) == 2 and ends and set(ends) == {phase}

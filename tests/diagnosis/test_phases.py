@@ -218,9 +218,9 @@ def test_a_custom_loops_own_evaluation_is_named_with_a_loop_fix() -> None:
     assert diagnose(r)[0].rule == "phase_share"
 
 
-def _fit_with_epoch_callbacks(*inside: str) -> Record:
+def _fit_with_epoch_callbacks(*inside: str, phase: str = "epoch-end callbacks") -> Record:
     """A 9 s fit (1.5-10.5) of 3 epochs of 1 s, each followed by 2 s of the program's own
-    epoch-end callbacks holding 0.2 s of each phase named in ``inside``."""
+    epoch-end callbacks (phase ``phase``) holding 0.2 s of each phase named in ``inside``."""
     phases: list[tuple[str, float, float]] = [
         ("import tensorflow", 0.1, 1.0),
         ("set-up", 1.0, 1.5),
@@ -229,7 +229,7 @@ def _fit_with_epoch_callbacks(*inside: str) -> Record:
     for epoch in range(3):
         start = 1.5 + 3 * epoch
         phases.append((f"fit epoch {epoch}", start, start + 1.0))
-        phases.append(("epoch-end callbacks", start + 1.0, start + 3.0))
+        phases.append((phase, start + 1.0, start + 3.0))
         for i, name in enumerate(inside):
             phases.append((name, start + 1.2 + 0.3 * i, start + 1.4 + 0.3 * i))
     return _hooked(*phases)
@@ -248,6 +248,17 @@ def test_epoch_end_callbacks_that_neither_evaluate_nor_predict_are_not_evaluatio
     assert "phase_share" not in _rules(_fit_with_epoch_callbacks())
     # and a save in them is a save: 0.6 s of 9 s, not evaluation either
     assert "phase_share" not in _rules(_fit_with_epoch_callbacks("model save"))
+
+
+def test_epoch_end_callbacks_that_ran_the_model_themselves_are_evaluation_all_through() -> None:
+    """The hook names them ``epoch-end evaluation`` (MC-dropout passes in a tf.function of
+    the callback's own, no predict): all 6 s of 9 are evaluation, less a save inside."""
+    found = {f.rule: f for f in diagnose(_fit_with_epoch_callbacks(phase="epoch-end evaluation"))}
+    assert found["phase_share"].title == "Evaluation and prediction take 67% of the work"
+    assert "6.0 s more in the 3 epoch-end callback(s)" in found["phase_share"].evidence
+    saving = _fit_with_epoch_callbacks("model save", phase="epoch-end evaluation")
+    assert _rules(saving)[0] == "phase_share"
+    assert diagnose(saving)[0].title == "Evaluation and prediction take 60% of the work"
 
 
 def test_saves_inside_an_evaluating_callback_are_not_counted_as_evaluation() -> None:

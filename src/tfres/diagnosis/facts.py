@@ -335,6 +335,7 @@ _HOOK_PHASES = (
     "evaluate",
     "validation",
     "epoch-end callbacks",
+    "epoch-end evaluation",
     "loop evaluation",
     "predict",
     "model save",

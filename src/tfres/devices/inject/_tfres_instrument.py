@@ -7,7 +7,8 @@ as the program imports them, wraps (never replaces) a few TensorFlow/Keras entry
 - phases (``$TFRES_EVENTS_FILE``, JSON lines): ``import tensorflow`` (the import itself),
   ``set-up`` (from there to the first step: model build, compile, data), ``fit``, each
   ``fit epoch N``, ``epoch-end callbacks`` (the program's own, where they took 50 ms or
-  more), ``first step`` (tracing/compiling), ``evaluate``, ``predict``,
+  more; ``epoch-end evaluation`` where they ran the model themselves), ``first step``
+  (tracing/compiling), ``evaluate``, ``predict``,
   ``model save``/``checkpoint save``, ``after training``;
 - steps (``$TFRES_STEPS_FILE``, the format of :mod:`tfres.watch.steps`): each Keras step
   (one execution of ``steps_per_execution`` batches) from one batch-begin to the next, and

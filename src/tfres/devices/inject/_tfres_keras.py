@@ -24,6 +24,7 @@ import weakref
 import _tfres_alone as alone
 import _tfres_instrument as core
 import _tfres_keras_profile as profile
+import _tfres_pauses
 import _tfres_window
 
 _clock = time.monotonic
@@ -317,20 +318,27 @@ def _callback_class(keras, inst):
 
         # the program's own on_epoch_end callbacks run from this callback's (the first in
         # the list) to the next epoch's start or the fit's end: a phase where they took
-        # EPOCH_END_SECONDS or more (an evaluation callback's metrics in NumPy, a plot, a save)
+        # EPOCH_END_SECONDS or more (an evaluation callback's metrics in NumPy, a plot, a
+        # save), its evaluation where they ran the model outside evaluate/predict
+        def _end_epoch_end(self):
+            runs = _tfres_pauses.count_epoch_runs(False)
+            name = EPOCH_END_EVAL if runs >= _tfres_pauses.MIN_CALLS else EPOCH_END
+            self._end("epoch end", name, EPOCH_END_SECONDS)
+
         def on_train_end(self, logs=None):
-            self._end("epoch end", EPOCH_END, EPOCH_END_SECONDS)
+            self._end_epoch_end()
             profile.stop_window()
             self._end("fit")
 
         def on_epoch_begin(self, epoch, logs=None):
-            self._end("epoch end", EPOCH_END, EPOCH_END_SECONDS)
+            self._end_epoch_end()
             self.epoch = epoch
             self._start("epoch")
 
         def on_epoch_end(self, epoch, logs=None):
             self._end("epoch", "fit epoch %d" % epoch)
             self._start("epoch end")
+            _tfres_pauses.count_epoch_runs(True)
 
         def on_test_begin(self, logs=None):
             self._start("evaluate")
@@ -351,3 +359,7 @@ def _callback_class(keras, inst):
 #: ``EPOCH_END_SECONDS`` (shorter ones would fill the timeline with nothing to see)
 EPOCH_END = "epoch-end callbacks"
 EPOCH_END_SECONDS = 0.05
+#: ...named so where they ran the model at least ``_tfres_pauses.MIN_CALLS`` times outside
+#: Keras's evaluate and predict (eagerly or in a tf.function of their own): the program's
+#: evaluation, all of it (MC-dropout passes over a holdout, a retrieval over embeddings)
+EPOCH_END_EVAL = "epoch-end evaluation"

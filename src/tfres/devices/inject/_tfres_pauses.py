@@ -18,6 +18,13 @@ not a reading (its ``next()`` time holds the test set's reads too).
 
 The same mark tells the training step from an evaluation step called more often: the hot
 loop is the most-called function among those that train (:func:`trains`).
+
+``fit``'s own epoch-end callbacks are told the same way: where the program's ``on_epoch_end``
+ran the model at least :data:`MIN_CALLS` times outside Keras's ``evaluate``/``predict``
+(eager calls of a Keras model, or calls of a tf.function), they were its evaluation
+(:func:`count_epoch_runs`). In ``unseen61/eval_mcdropout_callback_alloyfatigue`` a callback
+ran a ``tf.function`` of ``model(x, training=True)`` 360 times an epoch (MC dropout over a
+holdout), 69% of the run, and the run read CPU-bound.
 """
 
 import bisect
@@ -38,6 +45,9 @@ _MAX_CALLS = 200000
 #: (start, end) of each eager call of a Keras model made on the main thread outside Keras's
 #: fit/evaluate/predict and not with ``training=True``
 MODEL_CALLS = []  # type: list
+#: the model's runs in the program's epoch-end callbacks (``fit``'s, see
+#: ``_tfres_keras``): None while none run, else how many so far
+EPOCH_RUNS = [None]  # type: list
 #: the names of the tf.functions whose graphs apply an optimizer: the training steps
 TRAINING_GRAPHS = set()  # type: set
 _IN_CALL = threading.local()
@@ -52,11 +62,17 @@ def patch_model(tf):
     def __call__(self, *args, **kwargs):
         if (
             getattr(_IN_CALL, "active", False)
-            or kwargs.get("training") is True
-            or getattr(core._IN_KERAS, "depth", 0)
             or threading.current_thread() is not core._MAIN
             or not tf.executing_eagerly()
         ):
+            return original(self, *args, **kwargs)
+        if counted_in_epoch_end():  # fit's epoch-end callbacks: a run, whatever ``training``
+            _IN_CALL.active = True
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                _IN_CALL.active = False
+        if kwargs.get("training") is True or getattr(core._IN_KERAS, "depth", 0):
             return original(self, *args, **kwargs)
         _IN_CALL.active = True
         start = core._clock()
@@ -68,6 +84,24 @@ def patch_model(tf):
                 MODEL_CALLS.append((start, core._clock()))
 
     Model.__call__ = __call__
+
+
+def count_epoch_runs(start):
+    """Start (``start`` true) or end counting the model's runs in ``fit``'s epoch-end
+    callbacks; returns the runs counted since the start (0 where none was)."""
+    runs = EPOCH_RUNS[0] or 0
+    EPOCH_RUNS[0] = 0 if start else None
+    return runs
+
+
+def counted_in_epoch_end():
+    """Count a run of the model made on the main thread now, if it is one of the program's
+    epoch-end callbacks' (``fit`` the only Keras call under way: not its own evaluate or
+    predict, which are phases of their own). True where counted."""
+    if EPOCH_RUNS[0] is None or getattr(core._IN_KERAS, "depth", 0) != 1:
+        return False
+    EPOCH_RUNS[0] += 1
+    return True
 
 
 def traced_training(tf):

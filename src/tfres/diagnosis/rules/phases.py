@@ -71,6 +71,9 @@ _SAVES = ("model save", "checkpoint save")
 #: the program's own ``on_epoch_end`` callbacks (``tfres run``'s hook writes them where they
 #: took 50 ms or more): where one evaluates or predicts, all of its time is evaluation
 EPOCH_END = "epoch-end callbacks"
+#: ...written so where they ran the model themselves, outside ``evaluate``/``predict`` (a
+#: tf.function of ``model(x, training=True)`` for MC dropout): evaluation too
+EPOCH_END_EVAL = "epoch-end evaluation"
 _FIRST_EVAL = ("first evaluate step", "first predict step")
 #: the first calls: each traces a model's function once per process
 FIRST_CALLS = ("first step", *_FIRST_EVAL)
@@ -120,10 +123,11 @@ def _union_seconds(spans: list[tuple[float, float]]) -> float:
 
 def _evaluating_callbacks(facts: RunFacts) -> tuple[int, float]:
     """The program's epoch-end callbacks that evaluate or predict (an evaluate or predict
-    phase inside them): how many, and their seconds outside those phases and outside
-    saves. That is the rest of the user's evaluation: a metric computed in NumPy over the
-    predictions, a nearest-neighbour retrieval, a plot (``unseen38/eval_knnretrieval_products``
-    spent 4 s an epoch on a NumPy recall@10 after 0.8 s of ``evaluate`` and ``predict``)."""
+    phase inside them, or the model run by the callbacks themselves): how many, and their
+    seconds outside those phases and outside saves. That is the rest of the user's
+    evaluation: a metric computed in NumPy over the predictions, a nearest-neighbour
+    retrieval, a plot (``unseen38/eval_knnretrieval_products`` spent 4 s an epoch on a NumPy
+    recall@10 after 0.8 s of ``evaluate`` and ``predict``), or all of it."""
     phases = facts.record.phases
     inner = [
         (p.name, p.start_seconds, p.end_seconds or p.start_seconds)
@@ -132,13 +136,13 @@ def _evaluating_callbacks(facts: RunFacts) -> tuple[int, float]:
     ]
     count, outside = 0, 0.0
     for p in phases:
-        if p.name != EPOCH_END or p.end_seconds is None:
+        if p.name not in (EPOCH_END, EPOCH_END_EVAL) or p.end_seconds is None:
             continue
         start, end = p.start_seconds, p.end_seconds
         inside = [
             (name, max(a, start), min(b, end)) for name, a, b in inner if a < end and b > start
         ]
-        if not any(name in _EVAL for name, _, _ in inside):
+        if p.name == EPOCH_END and not any(name in _EVAL for name, _, _ in inside):
             continue
         count += 1
         outside += max(0.0, end - start - _union_seconds([(a, b) for _, a, b in inside]))
@@ -247,7 +251,8 @@ def phase_share(facts: RunFacts) -> Iterator[Finding]:
             _FIRST_EVAL,
             around_eval,
             f"{seconds(around_eval)} more in the {evaluating} epoch-end callback(s) that "
-            "evaluate or predict (the metrics they compute around the calls)"
+            "evaluate or predict (the metrics they compute around the calls, or the model "
+            "run by the callback itself)"
             if evaluating
             else "",
             "Evaluation and prediction",
