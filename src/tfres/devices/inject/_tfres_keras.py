@@ -321,7 +321,7 @@ def _callback_class(keras, inst):
         # EPOCH_END_SECONDS or more (an evaluation callback's metrics in NumPy, a plot, a
         # save), its evaluation where they ran the model outside evaluate/predict
         def _end_epoch_end(self):
-            runs = _tfres_pauses.count_epoch_runs(False)
+            runs = _tfres_pauses.end_epoch_runs()
             name = EPOCH_END_EVAL if runs >= _tfres_pauses.MIN_CALLS else EPOCH_END
             self._end("epoch end", name, EPOCH_END_SECONDS)
 
@@ -338,7 +338,7 @@ def _callback_class(keras, inst):
         def on_epoch_end(self, epoch, logs=None):
             self._end("epoch", "fit epoch %d" % epoch)
             self._start("epoch end")
-            _tfres_pauses.count_epoch_runs(True)
+            _tfres_pauses.start_epoch_runs()
 
         def on_test_begin(self, logs=None):
             self._start("evaluate")

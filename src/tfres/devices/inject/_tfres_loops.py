@@ -91,7 +91,7 @@ def _patch_tf_function(tf):
             or _tfres_alone.TIMING[0]
             or threading.current_thread() is not core._MAIN
         ):
-            if not _tfres_alone.TIMING[0] and threading.current_thread() is core._MAIN:
+            if not _tfres_alone.TIMING[0]:
                 _tfres_pauses.counted_in_epoch_end()  # a callback's own tf.function
             return original(self, *args, **kwargs)
         loop_frame = sys._getframe(1)

@@ -22,7 +22,7 @@ loop is the most-called function among those that train (:func:`trains`).
 ``fit``'s own epoch-end callbacks are told the same way: where the program's ``on_epoch_end``
 ran the model at least :data:`MIN_CALLS` times outside Keras's ``evaluate``/``predict``
 (eager calls of a Keras model, or calls of a tf.function), they were its evaluation
-(:func:`count_epoch_runs`). In ``unseen61/eval_mcdropout_callback_alloyfatigue`` a callback
+(:func:`counted_in_epoch_end`). In ``unseen61/eval_mcdropout_callback_alloyfatigue`` a callback
 ran a ``tf.function`` of ``model(x, training=True)`` 360 times an epoch (MC dropout over a
 holdout), 69% of the run, and the run read CPU-bound.
 """
@@ -86,19 +86,26 @@ def patch_model(tf):
     Model.__call__ = __call__
 
 
-def count_epoch_runs(start):
-    """Start (``start`` true) or end counting the model's runs in ``fit``'s epoch-end
-    callbacks; returns the runs counted since the start (0 where none was)."""
-    runs = EPOCH_RUNS[0] or 0
-    EPOCH_RUNS[0] = 0 if start else None
+def start_epoch_runs():
+    """Start counting the model's runs in ``fit``'s epoch-end callbacks."""
+    EPOCH_RUNS[0] = 0
+
+
+def end_epoch_runs():
+    """Stop counting them; the runs counted since the start (0 where none was)."""
+    runs, EPOCH_RUNS[0] = EPOCH_RUNS[0] or 0, None
     return runs
 
 
 def counted_in_epoch_end():
-    """Count a run of the model made on the main thread now, if it is one of the program's
-    epoch-end callbacks' (``fit`` the only Keras call under way: not its own evaluate or
-    predict, which are phases of their own). True where counted."""
-    if EPOCH_RUNS[0] is None or getattr(core._IN_KERAS, "depth", 0) != 1:
+    """Count a run of the model made now, if it is one of the program's epoch-end
+    callbacks' (on the main thread, ``fit`` the only Keras call under way: not its own
+    evaluate or predict, which are phases of their own). True where counted."""
+    if (
+        EPOCH_RUNS[0] is None
+        or getattr(core._IN_KERAS, "depth", 0) != 1
+        or threading.current_thread() is not core._MAIN
+    ):
         return False
     EPOCH_RUNS[0] += 1
     return True
