@@ -192,10 +192,13 @@ def load_page(
     settle_seconds: float = 0.5,
     timeout: float = 60.0,
 ) -> PageResult:
-    """Open ``html_path`` in headless Chromium; the screenshot is of the whole page."""
+    """Open ``html_path`` in headless Chromium; the screenshot is of the whole page.
+
+    Chromium's profile, log and the screenshot live in a folder beside the page (a test's
+    ``tmp_path``, which pytest cleans up), not in the system's temporary folder."""
     exe = require_chromium()
     page = Path(html_path).resolve()
-    workdir = Path(tempfile.mkdtemp(prefix="tfres-chromium-"))
+    workdir = Path(tempfile.mkdtemp(prefix="chromium-", dir=page.parent))
     to_r, to_w = _high(os.pipe())  # we write, Chromium reads fd 3
     from_r, from_w = _high(os.pipe())  # Chromium writes fd 4, we read
 

@@ -4,6 +4,7 @@ on a slow generator)."""
 
 from __future__ import annotations
 
+import statistics
 import time
 
 import pytest
@@ -41,9 +42,12 @@ def test_window_steps_carry_measured_input_wait(monkeypatch: pytest.MonkeyPatch)
     # a 30 ms reader and a one-layer model: most of each step waits for the next batch
     assert input_wait_fraction(waited) > 0.6
     assert cb.record is not None and cb.record.steps == cb.steps
-    # step 2 lent its batch; the same train function on it, alone, after the window
+    # step 2 lent its batch; the same train function on it, alone, after the window, costs
+    # less than a typical window step, which waits ~30 ms for its batch. (Not less than every
+    # one: a batch the adapter's reader thread had ready makes a window step as short as the
+    # step alone, give or take the machine's noise.)
     alone = cb.record.extra["step_alone_seconds"]
-    assert 0 < alone < min(s["duration_seconds"] for s in waited)
+    assert 0 < alone < statistics.median(s["duration_seconds"] for s in waited)
     # its calls waited for the program's other threads to go idle (Linux), and a wait that
     # ran out (a busy machine) is noted
     quiet = cb.record.extra["step_alone_quiet"]
