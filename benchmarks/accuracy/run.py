@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen62/``, each written by a
+For each script of the set (``unseen/`` to ``unseen65/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1361,6 +1361,76 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_modelzoo_permitrouter": ("start-up", ("startup",), ()),
+    # unseen63/ (helper-91), session 52; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_export_batchcb_roompricing": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_attention_fit_menuitems": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_resconv_tapeloop_shelfimages": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_evaluatecb_tableturnover": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_datetimeparse_trainonbatch_restaurantres": ("input", ("input_bound",), ()),
+    "input_gzipshards_interleave_hotelreviews": ("input", ("input_bound",), ()),
+    "input_listingregex_tapeloop_housing": ("input", ("input_bound",), ()),
+    "input_querystring_pydataset_shopsessions": ("input", ("input_bound",), ()),
+    "input_receiptlines_numpyfunc_cafepos": ("input", ("input_bound",), ()),
+    "input_xmlfeed_fromgen_grocerycatalog": ("input", ("input_bound",), ()),
+    "memory_auditlog_fromgen_loyaltypoints": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_preflight_kitchenorders": ("start-up", ("startup",), ()),
+    # unseen64/ (helper-92), session 52; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_kerasrotate_batchcb_coralbleaching": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_sepconv_fit_seasurfacetemp": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_transformer_tapeloop_lightcurves": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_hindcastcrps_ensoforecast": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_fromgenfits_galaxyspectra": ("input", ("input_bound",), ()),
+    "input_interleavegeojson_quakecatalog": ("input", ("input_bound",), ()),
+    "input_numpyfngrib_reanalysiswinds": ("input", ("input_bound",), ()),
+    "input_pydatasetcdl_argofloats": ("input", ("input_bound",), ()),
+    "input_tapeloopmetar_weatherstations": ("input", ("input_bound",), ()),
+    "input_trainonbatchnmea_driftingbuoys": ("input", ("input_bound",), ()),
+    "memory_decodecache_gen_seaicecharts": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_toolchainprobe_radiotelescope": ("start-up", ("startup",), ()),
+    # unseen65/ (helper-93), session 52; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_kerassave_batchcb_gymchurn": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_dilatedtcn_fit_swimstrokes": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_selfattention_tapeloop_portfoliorisk": (
+        "compute",
+        ("cpu_bound", "compute_bound"),
+        (),
+    ),
+    "eval_leaderboardpredict_fantasyfootball": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_boxscorecsv_trainonbatch_basketballgames": ("input", ("input_bound",), ()),
+    "input_gpxparse_generator_cyclingrides": ("input", ("input_bound",), ()),
+    "input_hashtagtokenize_pyfunction_socialposts": ("input", ("input_bound",), ()),
+    "input_ledgerjson_tapeloop_personalbudgets": ("input", ("input_bound",), ()),
+    "input_ofxparse_pydataset_banktransactions": ("input", ("input_bound",), ()),
+    "input_rrartefact_numpyfunction_fitnesstrackers": ("input", ("input_bound",), ()),
+    "memory_dedupcache_generator_influencerposts": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_devicesmodels_fantasyleague": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -1680,6 +1750,21 @@ AB_SCRIPTS = {
         "input_pcapstruct_fromgen_intrusion",
         "input_citationregex_tapeloop_courtrulings",
         "compute_resmlp_fit_actuarialreserves",
+    ),
+    "unseen63": (
+        "input_xmlfeed_fromgen_grocerycatalog",
+        "input_listingregex_tapeloop_housing",
+        "compute_attention_fit_menuitems",
+    ),
+    "unseen64": (
+        "input_fromgenfits_galaxyspectra",
+        "input_tapeloopmetar_weatherstations",
+        "compute_sepconv_fit_seasurfacetemp",
+    ),
+    "unseen65": (
+        "input_gpxparse_generator_cyclingrides",
+        "input_ledgerjson_tapeloop_personalbudgets",
+        "compute_dilatedtcn_fit_swimstrokes",
     ),
 }
 
