@@ -17,7 +17,7 @@ import pytest
 from tfres.devices.child_env import INJECT_DIR
 
 sys.path.insert(0, str(INJECT_DIR))
-from _tfres_pyinput import GapReading, GapSampler, PipelinePython  # noqa: E402
+from _tfres_pyinput import GapReading, GapSampler, PipelinePython, sample_seconds  # noqa: E402
 
 sys.path.remove(str(INJECT_DIR))
 
@@ -247,6 +247,29 @@ def test_a_short_gap_is_sampled_finely_and_the_switch_interval_is_given_back() -
     _reads_within(measure, 0.007, 0.013)
     assert max(during) < before
     assert sys.getswitchinterval() == before
+
+
+def test_the_interval_is_a_hundredth_of_the_step_within_half_a_ms_and_5_ms() -> None:
+    assert sample_seconds(0.010) == 0.0005  # short steps: as finely as before
+    assert sample_seconds(0.200) == pytest.approx(0.002)
+    assert sample_seconds(30.0) == 0.005
+
+
+def test_a_gap_is_sampled_at_the_interval_it_is_given() -> None:
+    """By the thread here (pytest-timeout holds SIGALRM): 40 ms of input sampled every
+    4 ms takes about ten samples, not eighty, and still reads the 40 ms."""
+    timer = GapSampler()
+    counts: list[int] = []
+
+    def measure() -> GapReading | None:
+        timer.start(loop_frame=sys._getframe(), every=0.004)
+        next(_batches(0.040))
+        reading = timer.stop()
+        counts.append(timer._samples)
+        return reading
+
+    _reads_within(measure, 0.034, 0.046)
+    assert min(counts) <= 12
 
 
 def test_a_switch_interval_the_program_sets_in_a_gap_is_kept() -> None:

@@ -36,10 +36,10 @@ CONVOY = f"""
 sys.path.insert(0, {str(ROOT / "benchmarks")!r})
 from gap_timer import random_walk as batches
 
-def gaps(sampler, n=20):
+def gaps(sampler, n=20, every=None):
     out, g = [], batches()
     for _ in range(n):
-        sampler.start(loop_frame=sys._getframe())
+        sampler.start(loop_frame=sys._getframe(), every=every)
         t = time.perf_counter()
         next(g)
         took = time.perf_counter() - t
@@ -78,6 +78,27 @@ def test_a_loader_that_keeps_handing_the_gil_back_is_read_whole() -> None:
     assert len(good) >= 0.8 * len(rows), rows
     per_ms = sorted(samples / (took * 1000) for _, took, samples in rows)
     assert per_ms[len(per_ms) // 2] > 1.0, rows  # about 2 a millisecond: none kept out
+
+
+def test_a_gap_given_a_longer_interval_takes_fewer_samples_and_reads_as_well() -> None:
+    """A gap before a long step is sampled every hundredth of the step, not every 0.5 ms:
+    each sample costs the loop a signal and a handler call."""
+    proc = _child(
+        """
+        sampler = GapSampler()
+        rows = gaps(sampler, every=0.004)
+        print(json.dumps({"by": sampler.by, "rows": rows}))
+        """
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.splitlines()[-1])
+    assert out["by"] == "alarm"
+    rows = out["rows"][2:]
+    per_ms = sorted(samples / (took * 1000) for _, took, samples in rows)
+    assert 0.1 < per_ms[len(per_ms) // 2] < 0.3, rows  # about one each 4 ms, not two a ms
+    # each edge within half an interval, as at 0.5 ms within a quarter of a millisecond
+    good = [r for r, took, _ in rows if r is not None and 0.8 * took - 0.004 <= r <= took + 0.004]
+    assert len(good) >= 0.8 * len(rows), rows
 
 
 def test_a_program_that_takes_sigalrm_later_gets_it_as_before() -> None:

@@ -24,7 +24,13 @@ import _tfres_iterators
 import _tfres_loopalone
 import _tfres_pauses
 import _tfres_quiet
-from _tfres_pyinput import GapReading, GapSampler, PipelinePython, python_step_input
+from _tfres_pyinput import (
+    GapReading,
+    GapSampler,
+    PipelinePython,
+    python_step_input,
+    sample_seconds,
+)
 
 #: at most this many loop steps are kept
 _MAX_LOOP_STEPS = 200000
@@ -303,7 +309,7 @@ def _time_python_input(stats, step_seconds, loop_frame):
     first, last = core.INSTRUMENT.window or core.DEFAULT_WINDOW
     if stats.calls < first or (stats.calls > last and _LATER.random() * LATER_EVERY >= 1.0):
         return
-    _GAP.start(max(2.0, 20 * step_seconds), loop_frame)
+    _GAP.start(max(2.0, 20 * step_seconds), loop_frame, every=sample_seconds(step_seconds))
 
 
 def _seconds(wait):
