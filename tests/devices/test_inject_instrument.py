@@ -913,6 +913,7 @@ def test_the_step_marker_spans_the_step_the_hook_times(tmp_path: Path, python: s
 
 
 CHECKPOINT_LOOP = """
+import sys
 import time
 import tensorflow as tf
 
@@ -936,18 +937,26 @@ tf.saved_model.save(module, {directory!r} + "/exported")  # a SavedModel for ser
 import keras
 
 model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+t = time.perf_counter()
 model.export({directory!r} + "/served", verbose=False)  # calls tf.saved_model.save: once
+print("export took", time.perf_counter() - t, file=sys.stderr)
 """
 
 
 def test_tensorflow_checkpoints_of_a_custom_loop_are_phases_not_steps(
     tmp_path: Path, python: str
 ) -> None:
-    record, _ = _run(tmp_path, python, CHECKPOINT_LOOP.format(directory=str(tmp_path / "ckpt")))
+    record, stderr = _run(
+        tmp_path, python, CHECKPOINT_LOOP.format(directory=str(tmp_path / "ckpt"))
+    )
     saves = [p for p in record.phases if p.name == "checkpoint save"]
     assert len(saves) == 13  # CheckpointManager.save twelve times, Checkpoint.write once
     # tf.saved_model.save and Keras's Model.export (through it), each one phase
-    assert len([p for p in record.phases if p.name == "model save"]) == 2
+    exports = [p for p in record.phases if p.name == "model save"]
+    assert len(exports) == 2
+    # the export whole, with the tracing of its serving function before tf.saved_model.save
+    took = float(stderr.split("export took")[1].split()[0])
+    assert exports[1].end_seconds - exports[1].start_seconds > 0.9 * took
     loop = [s for s in record.steps if s.get("kind") == "loop"]
     assert len(loop) == 12
     # a step runs from the end of one call to the end of the next; the save between them is

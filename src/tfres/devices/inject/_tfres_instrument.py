@@ -246,7 +246,8 @@ written_bytes = _WrittenBytes()
 
 def _patch_checkpoints(tf):
     """TensorFlow's own checkpoints (custom loops save through them) become phases too, and
-    its SavedModel exports (``tf.saved_model.save``, which Keras's ``Model.export`` calls)."""
+    its SavedModel exports (``tf.saved_model.save``; Keras's ``Model.export``, which calls
+    it, is a phase as a whole: :func:`_tfres_keras.patch_keras`)."""
     try:
         for cls, name in (
             (tf.train.Checkpoint, "save"),

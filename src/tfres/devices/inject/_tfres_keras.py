@@ -8,8 +8,8 @@ list, ``async_safe`` so Keras keeps its asynchronous dispatch): a step runs from
 this one's ``on_train_batch_end``) are timed inside it. Inside the profiler window
 (:mod:`_tfres_keras_profile`) each train step is wrapped in
 ``tf.profiler.experimental.Trace("train", step_num=N, _r=1)``: the marker TensorBoard's
-overview page needs, which Keras 3 does not write. ``Model.save``/``save_weights`` become
-phases. With ``$TFRES_CHECKPOINT`` set, SIGUSR1 during ``fit`` stops at the next batch,
+overview page needs, which Keras 3 does not write. ``Model.save``/``save_weights``/``export``
+become phases. With ``$TFRES_CHECKPOINT`` set, SIGUSR1 during ``fit`` stops at the next batch,
 saves the model there and exits with status 0 (through ``os._exit``, see
 :func:`_exit_now`).
 """
@@ -40,8 +40,13 @@ def patch_keras(keras, inst):
         setattr(
             TensorFlowTrainer, name, _entry(name, getattr(TensorFlowTrainer, name), callback_cls)
         )
-    for name, phase in (("save", "model save"), ("save_weights", "checkpoint save")):
-        setattr(Model, name, core.timed_save(phase, getattr(Model, name)))
+    # ``export`` whole: before its ``tf.saved_model.save`` it traces the model's serving
+    # function, as long as the save itself or longer
+    # (``unseen63/checkpoint_export_batchcb_roompricing``)
+    saves = (("save", "model save"), ("save_weights", "checkpoint save"), ("export", "model save"))
+    for name, phase in saves:
+        if hasattr(Model, name):
+            setattr(Model, name, core.timed_save(phase, getattr(Model, name)))
     try:
         import _tfres_xplane as xplane
 
