@@ -93,10 +93,10 @@ INPUT_METHODS = ("__next__", "__getitem__")
 SAMPLE_SECONDS = 0.0005
 #: ...longer for long steps: a gap is sampled about this many times per step of the loop
 #: (:func:`sample_seconds`), up to :data:`MAX_SAMPLE_SECONDS` apart. Each sample costs the
-#: loop's thread a signal and a handler call: a drum-transcription batch of Python and
-#: NumPy (16 ms) ran 1.09 of its bare time sampled every 0.5 ms, 1.03 every 1 ms and 1.01
-#: every 2 ms (``benchmarks/gap_interval.py``), and a loop of 0.2 s steps, 80% of them its
-#: Python input, paid +2.8% throughput for its sampled gaps (session 51). The input share
+#: loop's thread a signal and a handler call: a drum-onset batch of Python and NumPy
+#: (101 ms) ran 1.11 of its bare time sampled every 0.5 ms, 1.05 every 1 ms and 1.04 every
+#: 2 ms (``benchmarks/gap_interval.py``, session 52), and a loop of 0.2 s steps, 80% of
+#: them its Python input, paid +2.8% throughput for its sampled gaps (session 51). The input share
 #: is read per step, so an edge placed within half an interval, step/200, is within half
 #: a point of it
 STEP_SAMPLES = 100
