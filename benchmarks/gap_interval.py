@@ -4,8 +4,9 @@
 the gaps between calls of its hot function (``_tfres_pyinput.GapSampler``, by SIGALRM). Each
 sample costs the thread a signal and a handler call, so the loop's Python runs slower in the
 gaps that are sampled. Until session 52 every gap was sampled every 0.5 ms, whatever the
-step; now a gap is sampled about 100 times per step of the loop (``sample_seconds``), every
-0.5 to 5 ms.
+step; in session 52 about 100 times per step of the loop, and since session 53 about 40
+times (``sample_seconds``, ``STEP_SAMPLES``), every 0.5 to 5 ms. Here a batch's bare time
+stands for the step (a loop's step is longer: its call as well).
 
 For each kind of batch, each round makes one batch bare and one under each interval, in
 turns (the order rotated a place each round); per interval it reports the median of the
@@ -32,7 +33,12 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src/tfres/devices/inject"))
 sys.path.insert(0, str(HERE))
-from _tfres_pyinput import GapSampler, sample_seconds  # noqa: E402
+from _tfres_pyinput import (  # noqa: E402
+    SAMPLE_SECONDS,
+    STEP_SAMPLES,
+    GapSampler,
+    sample_seconds,
+)
 from gap_timer import _rounds, per_sample_python, random_walk  # noqa: E402
 
 
@@ -81,10 +87,13 @@ def compare(make: Callable[[], Iterator], rounds: int) -> tuple[float, dict[str,
     bare = statistics.median(_timed(gen, None, None)[0] for _ in range(3))
     intervals = {
         "bare": None,
-        "0.5 ms (before)": 0.0005,
+        "0.5 ms (until s52)": 0.0005,
         "1 ms": 0.001,
         "2 ms": 0.002,
-        f"step/100 ({1e3 * sample_seconds(bare):.2g} ms)": sample_seconds(bare),
+        f"step/100 ({1e3 * max(SAMPLE_SECONDS, bare / 100):.2g} ms, s52)": max(
+            SAMPLE_SECONDS, bare / 100
+        ),
+        f"step/{STEP_SAMPLES} ({1e3 * sample_seconds(bare):.2g} ms)": sample_seconds(bare),
     }
     sampler = GapSampler()
     took: dict[str, list[float]] = {name: [] for name in intervals}
@@ -121,14 +130,14 @@ def main() -> None:
         "random walk": random_walk,
     }
     print(
-        f"{'batch':<24} {'bare ms':>8} {'interval':<20} {'slowdown':>9} {'read/own':>9}"
+        f"{'batch':<24} {'bare ms':>8} {'interval':<24} {'slowdown':>9} {'read/own':>9}"
         f" {'error p90':>9} {'not read':>8}"
     )
     for kind, make in kinds.items():
         base, rows = compare(make, args.rounds)
         for name, row in rows.items():
             print(
-                f"{kind:<24} {1e3 * base:>8.1f} {name:<20} {row['slowdown']:>9.3f}"
+                f"{kind:<24} {1e3 * base:>8.1f} {name:<24} {row['slowdown']:>9.3f}"
                 f" {row['read_over_own']:>9.3f} {row['error_p90']:>9.3f} {row['not_read']:>8}"
             )
 

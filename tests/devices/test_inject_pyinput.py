@@ -249,9 +249,10 @@ def test_a_short_gap_is_sampled_finely_and_the_switch_interval_is_given_back() -
     assert sys.getswitchinterval() == before
 
 
-def test_the_interval_is_a_hundredth_of_the_step_within_half_a_ms_and_5_ms() -> None:
+def test_the_interval_is_a_fortieth_of_the_step_within_half_a_ms_and_5_ms() -> None:
     assert sample_seconds(0.010) == 0.0005  # short steps: as finely as before
-    assert sample_seconds(0.200) == pytest.approx(0.002)
+    assert sample_seconds(0.056) == pytest.approx(0.0014)  # 0.56 ms until session 53
+    assert sample_seconds(0.100) == pytest.approx(0.0025)
     assert sample_seconds(30.0) == 0.005
 
 

@@ -81,7 +81,7 @@ def test_a_loader_that_keeps_handing_the_gil_back_is_read_whole() -> None:
 
 
 def test_a_gap_given_a_longer_interval_takes_fewer_samples_and_reads_as_well() -> None:
-    """A gap before a long step is sampled every hundredth of the step, not every 0.5 ms:
+    """A gap before a long step is sampled every fortieth of the step, not every 0.5 ms:
     each sample costs the loop a signal and a handler call."""
     proc = _child(
         """

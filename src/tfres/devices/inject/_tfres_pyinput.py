@@ -10,7 +10,7 @@ entered from the loop is input. A generator's ``__next__`` cannot be wrapped fro
 so :class:`GapSampler` looks at the loop thread's stack instead: from the end of one call of
 the hot function to the start of the next (only in the gaps timed: the window's, and one in
 10 after it, :func:`_tfres_loops._time_python_input`), it is sampled every half millisecond
-(every hundredth of the loop's step for steps over 50 ms, :func:`sample_seconds`),
+(every fortieth of the loop's step for steps over 20 ms, :func:`sample_seconds`),
 and the time since the previous sample goes to input when an input frame is on the stack
 between the sampled frame and the loop's frame. A sample that reaches the loop's frame with
 no input frame on the way keeps the line of the loop it was on: :mod:`_tfres_feed` tells at
@@ -94,12 +94,15 @@ SAMPLE_SECONDS = 0.0005
 #: ...longer for long steps: a gap is sampled about this many times per step of the loop
 #: (:func:`sample_seconds`), up to :data:`MAX_SAMPLE_SECONDS` apart. Each sample costs the
 #: loop's thread a signal and a handler call: a drum-onset batch of Python and NumPy
-#: (101 ms) ran 1.11 of its bare time sampled every 0.5 ms, 1.05 every 1 ms and 1.04 every
-#: 2 ms (``benchmarks/gap_interval.py``, session 52), and a loop of 0.2 s steps, 80% of
-#: them its Python input, paid +2.8% throughput for its sampled gaps (session 51). The input share
-#: is read per step, so an edge placed within half an interval, step/200, is within half
-#: a point of it
-STEP_SAMPLES = 100
+#: (101 ms) ran 1.11 of its bare time sampled every 0.5 ms (about 55 us for each of its 200
+#: samples), 1.05 every 1 ms and 1.04 every 2 ms (``benchmarks/gap_interval.py``, session
+#: 52), and a loop of 56 ms steps sampled every hundredth of its step (0.56 ms; 100 a step
+#: until session 53) in about 23 of its 55 timed gaps (the window's 20, and one in 10
+#: after) paid +2.7% throughput (``unseen64/input_tapeloopmetar_weatherstations``). The
+#: input share is read per step: an edge placed within half an interval, step/80, is
+#: within 1.25 points of it (input that ends where the gap does reads a quarter of an
+#: interval short on average, step/160: the last stretch is halved, ``stop``)
+STEP_SAMPLES = 40
 MAX_SAMPLE_SECONDS = 0.005
 #: the interpreter's switch interval while a gap is sampled, seconds: at the default 5 ms a
 #: sample waited about 6 ms for the GIL, and at 0.5 ms a loop releasing the GIL every 0.3 ms
