@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen65/``, each written by a
+For each script of the set (``unseen/`` to ``unseen68/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1431,6 +1431,72 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_devicesmodels_fantasyleague": ("start-up", ("startup",), ()),
+    # unseen66/ (helper-94), session 53; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_kerassave_batchcb_microbiome": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_gatedconv_tapeloop_splicesites": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_transformer_fit_antibodyseqs": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_bootstrapauc_sepsisalerts": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_fromgenfastq_readqc": ("input", ("input_bound",), ()),
+    "input_interleavepyfunc_icuvitals": ("input", ("input_bound",), ()),
+    "input_numpyfnpdb_foldclass": ("input", ("input_bound",), ()),
+    "input_pydatasethl7_chemistrypanels": ("input", ("input_bound",), ()),
+    "input_tapeloopsdf_drugtoxicity": ("input", ("input_bound",), ()),
+    "input_trainonbatchdicom_vetradiographs": ("input", ("input_bound",), ()),
+    "memory_replaycache_methylation": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_modelzoo_vetclinic": ("start-up", ("startup",), ()),
+    # unseen67/ (helper-95), session 53; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_batchsave_callback_dredgefleet": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_dilatedconv_fit_conveyorvibration": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_gruencoder_tapeloop_berthscheduling": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_mcdropout_callback_cranedelays": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_aisnmea_fromgen_vesseltracks": ("input", ("input_bound",), ()),
+    "input_bolparse_pydataset_containerbookings": ("input", ("input_bound",), ()),
+    "input_edisegments_tapeloop_customsdeclarations": ("input", ("input_bound",), ()),
+    "input_haulcycle_numpyfunc_minetrucks": ("input", ("input_bound",), ()),
+    "input_rfidscan_trainonbatch_warehousepallets": ("input", ("input_bound",), ()),
+    "input_tbmjson_pyfunction_tunnelboring": ("input", ("input_bound",), ()),
+    "memory_routecache_pydataset_lastmile": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_fleetmodels_preflight_haulage": ("start-up", ("startup",), ()),
+    # unseen68/ (helper-96), session 53; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_ckptmanager_batchcb_siemalerts": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_transformerenc_tapeloop_hrtickets": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_wideconv1d_fit_keystrokedynamics": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_holdoutpredict_callback_payrollfraud": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_asn1walk_pydataset_x509certs": ("input", ("input_bound",), ()),
+    "input_byteentropy_tapeloop_malwarebinaries": ("input", ("input_bound",), ()),
+    "input_clausetokens_interleave_leasecontracts": ("input", ("input_bound",), ()),
+    "input_resumejson_trainonbatch_hrscreening": ("input", ("input_bound",), ()),
+    "input_sshregex_fromgen_bastionlogs": ("input", ("input_bound",), ()),
+    "input_urlshingle_numpyfunction_phishingurls": ("input", ("input_bound",), ()),
+    "memory_ocrcache_fromgen_claimscans": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_warmcompile_policyunderwriting": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -1765,6 +1831,21 @@ AB_SCRIPTS = {
         "input_gpxparse_generator_cyclingrides",
         "input_ledgerjson_tapeloop_personalbudgets",
         "compute_dilatedtcn_fit_swimstrokes",
+    ),
+    "unseen66": (
+        "input_fromgenfastq_readqc",
+        "input_tapeloopsdf_drugtoxicity",
+        "compute_transformer_fit_antibodyseqs",
+    ),
+    "unseen67": (
+        "input_bolparse_pydataset_containerbookings",
+        "input_rfidscan_trainonbatch_warehousepallets",
+        "compute_gruencoder_tapeloop_berthscheduling",
+    ),
+    "unseen68": (
+        "input_urlshingle_numpyfunction_phishingurls",
+        "input_byteentropy_tapeloop_malwarebinaries",
+        "compute_wideconv1d_fit_keystrokedynamics",
     ),
 }
 
