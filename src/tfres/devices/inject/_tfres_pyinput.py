@@ -116,11 +116,11 @@ MAX_DEPTH = 64
 STARVED_SECONDS = 0.005
 
 
-def sample_seconds(step_seconds):
+def sample_seconds(step_seconds, per_step=STEP_SAMPLES):
     """The sampler's interval for a gap before a step like one of ``step_seconds``: a
-    :data:`STEP_SAMPLES`-th of it, within :data:`SAMPLE_SECONDS` and
-    :data:`MAX_SAMPLE_SECONDS`."""
-    return min(MAX_SAMPLE_SECONDS, max(SAMPLE_SECONDS, step_seconds / STEP_SAMPLES))
+    ``per_step``-th of it (:data:`STEP_SAMPLES`; ``benchmarks/gap_interval.py`` compares
+    others), within :data:`SAMPLE_SECONDS` and :data:`MAX_SAMPLE_SECONDS`."""
+    return min(MAX_SAMPLE_SECONDS, max(SAMPLE_SECONDS, step_seconds / per_step))
 
 
 def _is_input(code):
