@@ -5,6 +5,7 @@ The tests against a real ``mlflow server`` are in tests/integration/test_mlflow_
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import socket
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -136,36 +138,18 @@ def test_run_mlflow_without_a_uri_is_a_usage_error_before_the_command(
     assert not marker.exists()
 
 
-def many_samples(sink: MlflowSink, n: int) -> float:
-    """Feed ``n`` samples; the slowest call in seconds."""
-    worst = 0.0
+def feed(sink: MlflowSink, n: int) -> None:
+    """Give ``sink`` ``n`` samples, as the sampler's thread does."""
     for i in range(n):
-        t0 = time.perf_counter()
         sink.on_sample(Sample(t_seconds=i * 0.1, cpu_percent=10.0))
-        worst = max(worst, time.perf_counter() - t0)
-    return worst
 
 
-def test_unreachable_server_is_one_warning_and_never_blocks(caplog):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # closed again: nothing listens there
-    sink = MlflowSink(f"http://127.0.0.1:{port}", flush_seconds=0.05)
-    with caplog.at_level(logging.WARNING, logger="tfres"):
-        sink.start(Record(kind="run"))
-        assert many_samples(sink, 2000) < 0.05
-        t0 = time.monotonic()
-        result = sink.finish(Record(kind="run"))
-    assert time.monotonic() - t0 < 5
-    assert "cannot be reached" in (result.error or "") and result.run_id is None
-    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
-    assert len(warnings) == 1 and "kept locally" in warnings[0].getMessage()
-
-
-def test_a_server_that_never_answers_times_out():
+@contextlib.contextmanager
+def silent_server() -> Iterator[tuple[int, list[socket.socket]]]:
+    """A port that accepts connections and answers nothing; the connections it holds."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
-    listener.listen(16)  # accepts connections, answers nothing
+    listener.listen(16)
     held: list[socket.socket] = []
     stop = threading.Event()
 
@@ -179,17 +163,54 @@ def test_a_server_that_never_answers_times_out():
 
     threading.Thread(target=accept, daemon=True).start()
     try:
-        sink = MlflowSink(f"http://127.0.0.1:{listener.getsockname()[1]}", timeout_seconds=1.0)
-        sink.start(Record(kind="run"))
-        assert many_samples(sink, 500) < 0.05  # the sampler is never held up
-        t0 = time.monotonic()
-        result = sink.finish(Record(kind="run"))
-        took = time.monotonic() - t0
+        yield listener.getsockname()[1], held
     finally:
         stop.set()
         for s in held:
             s.close()
         listener.close()
+
+
+def test_unreachable_server_is_one_warning_and_samples_stop_queueing(caplog):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    sink = MlflowSink(f"http://127.0.0.1:{port}", flush_seconds=0.05)
+    with caplog.at_level(logging.WARNING, logger="tfres"):
+        assert sink.start(Record(kind="run"), wait=True) is False
+        feed(sink, 2000)
+        assert sink.queued_points == 0  # a long run to a dead server piles nothing up
+        t0 = time.monotonic()
+        result = sink.finish(Record(kind="run"))
+    assert time.monotonic() - t0 < 5
+    assert "cannot be reached" in (result.error or "") and result.run_id is None
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and "kept locally" in warnings[0].getMessage()
+
+
+def test_samples_queue_while_the_server_holds_the_connection():
+    """The sampler is never held up: every sample returns while the probe waits unanswered."""
+    with silent_server() as (port, held):
+        sink = MlflowSink(f"http://127.0.0.1:{port}", timeout_seconds=30.0)
+        sink.start(Record(kind="run"))
+        deadline = time.monotonic() + 10
+        while not held and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert held, "the sink never connected"
+        feed(sink, 500)
+        assert sink.result.error is None  # the probe is still waiting for its answer
+        per_sample = len(sample_values(Sample(t_seconds=0.0, cpu_percent=10.0)))
+        assert sink.stream.logged == 500 and sink.queued_points == 500 * per_sample
+
+
+def test_a_server_that_never_answers_times_out():
+    with silent_server() as (port, _):
+        sink = MlflowSink(f"http://127.0.0.1:{port}", timeout_seconds=1.0)
+        sink.start(Record(kind="run"))
+        feed(sink, 500)
+        t0 = time.monotonic()
+        result = sink.finish(Record(kind="run"))
+        took = time.monotonic() - t0
     assert took < 3.5
     timed_out = r"cannot be reached \(timed out\)|did not answer within 1 s"
     assert re.search(timed_out, result.error or "")

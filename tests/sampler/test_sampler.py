@@ -274,14 +274,14 @@ class SlowGpuReader:
 
 
 def test_a_slow_nvml_never_holds_up_host_samples():
-    reader = SlowGpuReader(delay=1.0)
+    reader = SlowGpuReader(delay=3.0)
     s = make_sampler(FakeClock(), interval=0.1, gpu_reader=reader)
     took = []
     for _ in range(5):
         t = time.perf_counter()
         s.sample_once()
         took.append(time.perf_counter() - t)
-    assert max(took) < 0.3  # each waits at most interval/2 for NVML
+    assert max(took) < 1.0  # each waits interval/2 (0.05 s) for NVML, never its 3 s
     assert reader.calls == 1  # one reading in flight, not one per sample
     s.stop()
 

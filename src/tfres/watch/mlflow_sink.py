@@ -170,6 +170,12 @@ class MlflowSink:
                 self.dropped += len(points)
             self._queue.extend(points)
 
+    @property
+    def queued_points(self) -> int:
+        """Metric points taken from samples and not yet sent (the server is slow or gone)."""
+        with self._lock:
+            return len(self._queue)
+
     def _loop(self) -> None:
         """Send every ``flush_seconds``; once stopped, send what is left and end."""
         while True:
