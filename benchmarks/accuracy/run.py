@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen68/``, each written by a
+For each script of the set (``unseen/`` to ``unseen71/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1497,6 +1497,72 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_warmcompile_policyunderwriting": ("start-up", ("startup",), ()),
+    # unseen69/ (helper-97), session 54; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_kerasarchive_locomotivefuel": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_gruattn_tapeloop_flightlegs": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_resconv1d_fit_pantographwear": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_holdoutevaluate_tirewear": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_acars_interleave_aircraftmsgs": ("input", ("input_bound",), ()),
+    "input_arinc429_fromgen_avionicsbus": ("input", ("input_bound",), ()),
+    "input_borescope_tapeloop_turbineblades": ("input", ("input_bound",), ()),
+    "input_j1939_trainonbatch_truckfleet": ("input", ("input_bound",), ()),
+    "input_trainmovement_pydataset_railtransit": ("input", ("input_bound",), ()),
+    "input_wheelprofile_numpyfn_railwheelsets": ("input", ("input_bound",), ()),
+    "memory_rawwindowcache_fleetgps": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_modelbank_fleetdispatch": ("start-up", ("startup",), ()),
+    # unseen70/ (helper-98), session 54; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_batchsave_alloyphases": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_deepconv_fit_yarnmicrographs": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_mlpmixer_tapeloop_polymerspectra": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_bigvalidation_fit_garmentsizing": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_dyerecipe_pydataset_dyelots": ("input", ("input_bound",), ()),
+    "input_poscarinterleave_crystals": ("input", ("input_bound",), ()),
+    "input_smilesregex_fromgen_solubility": ("input", ("input_bound",), ()),
+    "input_tensilecsv_pyfunction_tensiletests": ("input", ("input_bound",), ()),
+    "input_titrationcurve_trainonbatch_titrations": ("input", ("input_bound",), ()),
+    "input_weavedraft_tapeloop_loomdrafts": ("input", ("input_bound",), ()),
+    "memory_genleak_fabricscans": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_devicesweep_labinstruments": ("start-up", ("startup",), ()),
+    # unseen71/ (helper-99), session 54; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_batchsave_manuscripts": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_fitconv_glyphs": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_tapetransformer_langid": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_bleucallback_subtitles": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_interleavebibtex_citations": ("input", ("input_bound",), ()),
+    "input_marcfromgen_librarycatalog": ("input", ("input_bound",), ()),
+    "input_numpyfnhyphenate_typesetting": ("input", ("input_bound",), ()),
+    "input_pydatasetpgm_scannedbooks": ("input", ("input_bound",), ()),
+    "input_tapeconllu_treebank": ("input", ("input_bound",), ()),
+    "input_trainonbatchtmx_translationmemory": ("input", ("input_bound",), ()),
+    "memory_pagecache_digitalarchive": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_preflightzoo_pressroom": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -1846,6 +1912,21 @@ AB_SCRIPTS = {
         "input_urlshingle_numpyfunction_phishingurls",
         "input_byteentropy_tapeloop_malwarebinaries",
         "compute_wideconv1d_fit_keystrokedynamics",
+    ),
+    "unseen69": (
+        "input_arinc429_fromgen_avionicsbus",
+        "input_borescope_tapeloop_turbineblades",
+        "compute_resconv1d_fit_pantographwear",
+    ),
+    "unseen70": (
+        "input_smilesregex_fromgen_solubility",
+        "input_weavedraft_tapeloop_loomdrafts",
+        "compute_deepconv_fit_yarnmicrographs",
+    ),
+    "unseen71": (
+        "input_marcfromgen_librarycatalog",
+        "input_tapeconllu_treebank",
+        "compute_fitconv_glyphs",
     ),
 }
 
