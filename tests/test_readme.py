@@ -99,6 +99,7 @@ def _free_port() -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # a dozen TensorFlow processes in turn: a hang guard, not a speed check
 def test_every_readme_command_runs(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text(TRAIN_PY)
     (tmp_path / "model.py").write_text(MODEL_PY)
