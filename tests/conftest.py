@@ -10,6 +10,23 @@ import pytest
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile tfres's modules once where Python is told not to write bytecode
+    (``PYTHONDONTWRITEBYTECODE``, set on some CI images). The suite starts ``python -m
+    tfres`` and ``tfres run`` children (with the start-up hook's modules) hundreds of times,
+    and with an editable install each would compile the package's sources again: a cost no
+    installed tfres has, since pip compiles a wheel's modules when it installs them.
+    ``compileall`` writes the ``__pycache__`` files that Python then only reads; the
+    environment the tests and their children see is left as it was."""
+    if not sys.dont_write_bytecode:
+        return  # Python writes them itself at the first import
+    import compileall
+
+    import tfres
+
+    compileall.compile_dir(str(Path(tfres.__file__).parent), quiet=1)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own empty store; nothing touches the user's real one."""

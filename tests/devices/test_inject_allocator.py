@@ -20,7 +20,9 @@ from tfres.devices.child_env import INJECT_DIR
 from tfres.record import Record, load
 from tfres.watch.allocator import NO_INSTRUMENT_NOTE
 
-pytestmark = pytest.mark.slow
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = [pytest.mark.slow, pytest.mark.parallel]
 
 # a tiny Keras model with a 4 MiB kernel (1024 x 1024 float32), trained for two epochs
 TINY_KERAS = """

@@ -24,6 +24,10 @@ from tfres.report.terminal import render_record
 from tfres.watch.profile import breakdown_line, read_profile
 
 pytestmark = pytest.mark.slow
+#: for the tests that assert only what the record holds (counts, names, notes, the parts of a
+#: step adding up), no time, rate or CPU share: the README's test command runs these two at a
+#: time (see the parallel marker in pyproject.toml), the rest one at a time
+parallel = pytest.mark.parallel
 
 GENERATOR_FIT = """
 import time
@@ -461,6 +465,7 @@ main()
 """
 
 
+@parallel
 def test_the_step_alone_is_timed_before_another_model_trains(tmp_path: Path, python: str) -> None:
     record, _ = _run(tmp_path, python, TWO_MODELS)
     alone = record.extra["step_alone"]
@@ -473,6 +478,7 @@ def test_the_step_alone_is_timed_before_another_model_trains(tmp_path: Path, pyt
     assert all(s["input_seconds"] <= s["duration_seconds"] for s in steps)
 
 
+@parallel
 def test_steps_per_execution_counts_executions(tmp_path: Path, python: str) -> None:
     record, _ = _run(tmp_path, python, GENERATOR_FIT.format(spe=5))
     fit = [s for s in record.steps if s.get("kind") == "fit"]
@@ -645,6 +651,7 @@ def test_a_function_reading_an_iterator_it_captured_is_a_loop_with_its_input_mea
     assert "training loop" in _names(record)
 
 
+@parallel
 def test_a_custom_loop_that_evaluates_with_keras_keeps_its_training_steps(
     tmp_path: Path, python: str
 ) -> None:
@@ -751,6 +758,7 @@ def test_a_train_on_batch_loop_fed_by_a_plain_function_times_its_input(
     assert record.findings[0]["rule"] == "input_bound"
 
 
+@parallel
 def test_profile_window_writes_a_tensorboard_trace(tmp_path: Path, python: str) -> None:
     record, _ = _run(tmp_path, python, GENERATOR_FIT.format(spe=1), "--profile", "3:6")
     profile = record.extra["profile"]
@@ -775,6 +783,7 @@ def test_profile_window_writes_a_tensorboard_trace(tmp_path: Path, python: str) 
     assert "step breakdown (profiler): train steps 3-6" in console.export_text()
 
 
+@parallel
 def test_profile_window_after_the_end_is_a_note(tmp_path: Path, python: str) -> None:
     record, _ = _run(tmp_path, python, GENERATOR_FIT.format(spe=1), "--profile", "500:510")
     assert any("ended before train step 500" in n for n in record.notes)
@@ -792,6 +801,7 @@ def test_bad_profile_window_is_one_line(python: str, window: str) -> None:
     assert repr(window) in proc.stderr and "Traceback" not in proc.stderr
 
 
+@parallel
 def test_a_hook_failure_becomes_a_note_and_the_program_runs_on(tmp_path: Path, python: str) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the profile folder should go")
