@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen71/``, each written by a
+For each script of the set (``unseen/`` to ``unseen74/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1563,6 +1563,72 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_preflightzoo_pressroom": ("start-up", ("startup",), ()),
+    # unseen72/ (helper-100), session 55; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_kerasarchive_batchcb_kelpcanopy": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_dilatedtcn_fit_tidegauges": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_resmlp_tapeloop_stockassessment": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_macrof1_callback_larvalfish": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_aivdmshards_interleave_fishingeffort": ("input", ("input_bound",), ()),
+    "input_ctdcasts_pydataset_hypoxiazones": ("input", ("input_bound",), ()),
+    "input_fastqkmers_trainonbatch_ednasurvey": ("input", ("input_bound",), ()),
+    "input_logbookcsv_tapeloop_trawlcatch": ("input", ("input_bound",), ()),
+    "input_otolithpgm_numpyfunc_fishageing": ("input", ("input_bound",), ()),
+    "input_tagframes_fromgen_acoustictelemetry": ("input", ("input_bound",), ()),
+    "memory_echogramcache_pydataset_krillswarms": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_buildcompile_predict_reefsurveys": ("start-up", ("startup",), ()),
+    # unseen73/ (helper-101), session 55; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_ckptmanager_batchcb_maltkilnlots": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_dilatedtcn_tapeloop_lagercurves": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_resmlp_fit_coldchaindairy": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_holdoutcb_fit_yogurtshelflife": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_beerjson_tapeloop_hopschedules": ("input", ("input_bound",), ()),
+    "input_brixhydrometer_fromgen_brewbatches": ("input", ("input_bound",), ()),
+    "input_crumbscan_numpyfn_sourdoughloaves": ("input", ("input_bound",), ()),
+    "input_milkotester_pydataset_dairyherds": ("input", ("input_bound",), ()),
+    "input_probecsv_interleave_grainsilos": ("input", ("input_bound",), ()),
+    "input_vatstruct_trainonbatch_cheesemaking": ("input", ("input_bound",), ()),
+    "memory_auditlist_fromgen_butterchurns": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_modelprobe_devices_bakeryline": ("start-up", ("startup",), ()),
+    # unseen74/ (helper-102), session 55; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_ckptmanager_batchcb_damseepage": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_messagepassing_tapeloop_trussframes": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_unet_fit_facadesegmentation": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_evaluatecb_pavementdistress": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_cptlogs_numpyfunction_pilefoundations": ("input", ("input_bound",), ()),
+    "input_ductjson_tapeloop_hvacnetworks": ("input", ("input_bound",), ()),
+    "input_dxfentities_fromgen_floorplans": ("input", ("input_bound",), ()),
+    "input_landxml_pydataset_roadalignments": ("input", ("input_bound",), ()),
+    "input_pgmdecode_pyfunction_concretecracks": ("input", ("input_bound",), ()),
+    "input_strainstruct_trainonbatch_bridgecables": ("input", ("input_bound",), ()),
+    "memory_augcache_fromgen_urbanheat": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_multimodel_preflight_zoningcodes": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -1927,6 +1993,21 @@ AB_SCRIPTS = {
         "input_marcfromgen_librarycatalog",
         "input_tapeconllu_treebank",
         "compute_fitconv_glyphs",
+    ),
+    "unseen72": (
+        "input_tagframes_fromgen_acoustictelemetry",
+        "input_logbookcsv_tapeloop_trawlcatch",
+        "compute_dilatedtcn_fit_tidegauges",
+    ),
+    "unseen73": (
+        "input_brixhydrometer_fromgen_brewbatches",
+        "input_beerjson_tapeloop_hopschedules",
+        "compute_resmlp_fit_coldchaindairy",
+    ),
+    "unseen74": (
+        "input_dxfentities_fromgen_floorplans",
+        "input_ductjson_tapeloop_hvacnetworks",
+        "compute_unet_fit_facadesegmentation",
     ),
 }
 
