@@ -13,6 +13,10 @@ from tfres.errors import RecordError
 from tfres.record import FORMAT, VERSION, Record, dumps, load, loads, save
 from tfres.timeline import GpuSample, Mark, Phase, Sample
 
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
+
 
 def _full_record() -> Record:
     r = Record(kind="run", label="exp 1", command=["python", "train.py", "--epochs", "3"])

@@ -11,6 +11,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,10 @@ from tfres.cli import main
 from tfres.errors import RecordError
 from tfres.record import Record, dumps, loads
 from tfres.timeline import GpuSample, Mark, Phase, Sample
+
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
 
 
 def _valid_record() -> dict[str, Any]:

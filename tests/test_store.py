@@ -20,6 +20,10 @@ from tfres.store import (
     resolve_record,
 )
 
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
+
 
 def _record(rid: str, **kw) -> Record:
     r = Record(id=rid, **kw)

@@ -13,6 +13,10 @@ from tfres.units import (
     parse_size_or_percent,
 )
 
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
+
 
 @pytest.mark.parametrize(
     ("text", "expected"),

@@ -11,6 +11,10 @@ import synthetic as S
 from tfres.comparison.compare import Comparison, compare
 from tfres.comparison.explanation import capacity
 
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
+
 
 def bench_pair(fp_b: dict, *, b_seconds: float = 3.1, b_cpu: float = 99.0, other_b: float = 0.0):  # noqa: ANN201
     a = S.record(fp=S.fingerprint(), samples_=S.samples(60, process_cpu=195), kind="bench")

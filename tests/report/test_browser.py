@@ -8,7 +8,9 @@ import pytest
 
 from browser import load_page, non_white_fraction
 
-pytestmark = pytest.mark.browser
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = [pytest.mark.browser, pytest.mark.parallel]
 
 BROKEN = """<!DOCTYPE html><html><head><title>broken</title></head><body>
 <h1>broken page</h1>

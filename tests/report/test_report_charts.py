@@ -11,6 +11,10 @@ from tfres.record import Record
 from tfres.report import charts
 from tfres.timeline import Mark, Phase, Sample
 
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
+
 
 @pytest.fixture(scope="module")
 def record() -> Record:

@@ -11,6 +11,10 @@ import synthetic as S
 from tfres.comparison.compare import compare
 from tfres.report.compare_html import render_compare_html
 
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
+
 XSS = "<script>alert(1)</script>"
 IMG = '<img src=x onerror="alert(2)">'
 

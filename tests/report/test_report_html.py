@@ -13,6 +13,10 @@ from tfres.record import Record, load, save
 from tfres.report.html import render_html, write_html
 from tfres.timeline import Sample
 
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
+
 
 @pytest.fixture(scope="module")
 def html() -> str:

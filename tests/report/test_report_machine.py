@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
 from rich.console import Console
 
 from tfres.machine.checks import Check
 from tfres.machine.fingerprint import fingerprint
 from tfres.report.machine import checks_json, overall_status, render_checks, render_fingerprint
+
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
 
 
 def _text(render, *args) -> str:  # noqa: ANN001

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from rich.console import Console
 
 from tfres.placement.advice import DeviceTiming, OpPlacement, PlacementAdvice, PlacementLog
 from tfres.report.placement import render_advice
+
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
 
 
 def _text(advice: PlacementAdvice) -> str:

@@ -12,6 +12,10 @@ from tfres.record import Record
 from tfres.report.terminal import render_record, workload_table
 from tfres.timeline import Phase, Sample
 
+# nothing here asserts a time, a rate or a CPU share: the README's test command runs these
+# tests two at a time (see the parallel marker in pyproject.toml)
+pytestmark = pytest.mark.parallel
+
 
 def _render(record: Record, width: int = 100) -> str:
     buf = io.StringIO()
