@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen74/``, each written by a
+For each script of the set (``unseen/`` to ``unseen77/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1629,6 +1629,80 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_multimodel_preflight_zoningcodes": ("start-up", ("startup",), ()),
+    # unseen77/ (helper-105), session 56; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_ckptmanager_turtlenesting": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_transformer_tapeloop_migrationtracks": (
+        "compute",
+        ("cpu_bound", "compute_bound"),
+        (),
+    ),
+    "compute_wideconv_fit_thermalzoo": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_predictcallback_rhinopatrol": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_nmeagen_gpscollars": ("input", ("input_bound",), ()),
+    "input_numpyfnhl7_vetbloodwork": ("input", ("input_bound",), ()),
+    "input_pydatasetppm_cameratraps": ("input", ("input_bound",), ()),
+    "input_pyfnaccel_equinegait": ("input", ("input_bound",), ()),
+    "input_tapeloopecg_canineecg": ("input", ("input_bound",), ()),
+    "input_trainonbatchfluke_whalephotoid": ("input", ("input_bound",), ()),
+    "memory_auditbuffer_enclosurecams": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_modelregistry_wildliferehab": ("start-up", ("startup",), ()),
+    # unseen75/ (helper-103), session 56; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_kerasarchive_batchcb_costumedept": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_convnet_fit_storyboardframes": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_transformer_tapeloop_subtitletiming": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_trailerscorer_predictcb_filmmarketing": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_artnetdmx_tapeloop_stagelighting": ("input", ("input_bound",), ()),
+    "input_cameralog_numpyfn_dailies": ("input", ("input_bound",), ()),
+    "input_diarycsv_trainonbatch_tvratings": ("input", ("input_bound",), ()),
+    "input_edlparse_fromgen_editsuites": ("input", ("input_bound",), ()),
+    "input_fountainscreenplay_pydataset_scriptcoverage": ("input", ("input_bound",), ()),
+    "input_ticketjson_interleave_boxoffice": ("input", ("input_bound",), ()),
+    "memory_platehistory_pydataset_compositing": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_renderfarm_preflight_vfxpipeline": ("start-up", ("startup",), ()),
+    # unseen76/ (helper-104), session 56; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_weightsh5batch_treatmentreports": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_residualconv_fit_radiographs": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_selfattention_tapeloop_manuscriptlines": (
+        "compute",
+        ("cpu_bound", "compute_bound"),
+        (),
+    ),
+    "eval_epochpredict_provenancelinks": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_craquelure_pydataset_panelpaintings": ("input", ("input_bound",), ()),
+    "input_foxingpgm_tapeloop_paperconservation": ("input", ("input_bound",), ()),
+    "input_loggerjson_trainonbatch_exhibitloans": ("input", ("input_bound",), ()),
+    "input_pigmentspectra_numpyfunc_pigmentid": ("input", ("input_bound",), ()),
+    "input_rleframes_interleave_filmarchive": ("input", ("input_bound",), ()),
+    "input_xmlcatalog_fromgen_accessionrecords": ("input", ("input_bound",), ()),
+    "memory_tilecache_fromgen_multispectralscans": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_studiopreflight_imagingstudio": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2008,6 +2082,21 @@ AB_SCRIPTS = {
         "input_dxfentities_fromgen_floorplans",
         "input_ductjson_tapeloop_hvacnetworks",
         "compute_unet_fit_facadesegmentation",
+    ),
+    "unseen75": (
+        "input_edlparse_fromgen_editsuites",
+        "input_artnetdmx_tapeloop_stagelighting",
+        "compute_convnet_fit_storyboardframes",
+    ),
+    "unseen76": (
+        "input_xmlcatalog_fromgen_accessionrecords",
+        "input_foxingpgm_tapeloop_paperconservation",
+        "compute_residualconv_fit_radiographs",
+    ),
+    "unseen77": (
+        "input_nmeagen_gpscollars",
+        "input_tapeloopecg_canineecg",
+        "compute_wideconv_fit_thermalzoo",
     ),
 }
 
