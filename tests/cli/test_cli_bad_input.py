@@ -14,6 +14,9 @@ from tfres.cli import main
 from tfres.record import Record, save
 from tfres.store import Store
 
+# exit codes, one-line messages and stored bytes: no time or CPU share is asserted
+pytestmark = pytest.mark.parallel
+
 
 @pytest.fixture
 def two_runs(store_path: Path) -> Path:

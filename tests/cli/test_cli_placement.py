@@ -7,6 +7,9 @@ import textwrap
 
 import pytest
 
+# device names, placements and one-line errors: no time or CPU share is asserted
+pytestmark = pytest.mark.parallel
+
 SCRIPT = textwrap.dedent(
     """
     import numpy as np

@@ -12,6 +12,10 @@ from tfres.record import Record, save
 from tfres.store import Store
 from tfres.timeline import Sample
 
+# what the pages show of a record: no time or CPU share is asserted (the shared bench
+# record is made once per worker: the report tests of the parallel pass made it already)
+pytestmark = pytest.mark.parallel
+
 
 def test_report_from_the_store_with_html(
     store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]

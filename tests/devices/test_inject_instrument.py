@@ -499,6 +499,7 @@ for width in (16, 32, 64):  # each model dropped before the next is built
 """
 
 
+@parallel
 def test_each_models_first_predict_is_its_one_first_call(tmp_path: Path, python: str) -> None:
     record, _ = _run(tmp_path, python, MODEL_ZOO)
     assert _names(record).count("predict") == 6
@@ -738,6 +739,7 @@ def test_a_loop_whose_input_ran_ahead_is_read_after_the_window_too(
     assert record.findings[0]["rule"] == "input_bound"
 
 
+@parallel
 def test_a_process_pools_workers_add_nothing_to_the_timeline(tmp_path: Path, python: str) -> None:
     """Spawned workers (and multiprocessing's resource tracker) start Python with the hook's
     environment, and are not instrumented: the program's own start-up is its one phase."""
@@ -789,6 +791,7 @@ def test_profile_window_after_the_end_is_a_note(tmp_path: Path, python: str) -> 
     assert any("ended before train step 500" in n for n in record.notes)
 
 
+@parallel
 @pytest.mark.parametrize("window", ["20:10", "abc", "5", "-1:3"])
 def test_bad_profile_window_is_one_line(python: str, window: str) -> None:
     proc = subprocess.run(
@@ -818,6 +821,7 @@ def test_a_hook_failure_becomes_a_note_and_the_program_runs_on(tmp_path: Path, p
     assert len([s for s in record.steps if s.get("kind") == "fit"]) == 60  # it ran to the end
 
 
+@parallel
 def test_sigusr1_with_checkpoint_stops_fit_and_saves(tmp_path: Path, python: str) -> None:
     # a fit fed by from_generator: letting SystemExit unwind it hung at exit 1 stop in 2 to 8
     # (TensorFlow's iterator teardown); the exit must still run the program's atexit
@@ -880,6 +884,7 @@ def test_sigusr1_with_checkpoint_stops_fit_and_saves(tmp_path: Path, python: str
     assert phases[-1] == "after training"  # tfres's own exit handler ran
 
 
+@parallel
 def test_sigusr1_outside_fit_keeps_the_default(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(INJECT_DIR), TFRES_INSTRUMENT="1", TFRES_CHECKPOINT="x")
     code = "import os, signal; os.kill(os.getpid(), signal.SIGUSR1); print('survived')"
