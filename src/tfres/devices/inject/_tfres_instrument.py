@@ -32,6 +32,8 @@ import tempfile
 import threading
 import time
 
+import _tfres_held
+
 EVENTS_ENV = "TFRES_EVENTS_FILE"
 STEPS_ENV = "TFRES_STEPS_FILE"
 PROFILE_ENV = "TFRES_PROFILE"  # "A:B": train steps A..B into $TFRES_PROFILE_DIR
@@ -45,11 +47,13 @@ _clock = time.monotonic
 
 
 class _Lines:
-    """Appends JSON lines to a file; the first failure disables it (and is remembered)."""
+    """Appends JSON lines to a file, each in one write that keeps the GIL
+    (:func:`_tfres_held.write`: a step's line costs the step no wait for the pipeline's
+    Python); the first failure disables it (and is remembered)."""
 
     def __init__(self, path):
         self.path = path
-        self._fh = None
+        self._fd = None
         self._lock = threading.Lock()
 
     def write(self, obj):
@@ -57,10 +61,9 @@ class _Lines:
             return
         with self._lock:
             try:
-                if self._fh is None:
-                    self._fh = open(self.path, "a")
-                self._fh.write(json.dumps(obj) + "\n")
-                self._fh.flush()
+                if self._fd is None:
+                    self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                _tfres_held.write(self._fd, (json.dumps(obj) + "\n").encode("utf-8"))
             except Exception:
                 self.path = None
 
@@ -219,25 +222,20 @@ _SAVING = {"depth": 0}
 class _WrittenBytes:
     """Bytes this process has written so far (``wchar`` of ``/proc/self/io``: every
     ``write`` call, to files, pipes and terminals), or None where the kernel does not say
-    (not Linux, no task I/O accounting). A read is about 2 us: one ``pread`` of a file
-    opened at the first call (by the process that calls: a forked worker opens its own)."""
+    (not Linux, no task I/O accounting). A read is a few microseconds, the GIL held
+    (:class:`_tfres_held.ProcFile`)."""
 
     def __init__(self):
-        self._fd = None
-        self._pid = None
+        self._file = _tfres_held.ProcFile("/proc/self/io")
 
     def __call__(self):
-        try:
-            if self._pid != os.getpid():
-                self._pid = os.getpid()
-                self._fd = os.open("/proc/self/io", os.O_RDONLY)
-            if self._fd is None:
-                return None
-            for line in os.pread(self._fd, 512, 0).split(b"\n"):
-                if line.startswith(b"wchar:"):
+        text = self._file.read()
+        for line in (text or b"").split(b"\n"):
+            if line.startswith(b"wchar:"):
+                try:
                     return int(line.split()[1])
-        except Exception:
-            self._fd = None
+                except (IndexError, ValueError):
+                    return None
         return None
 
 

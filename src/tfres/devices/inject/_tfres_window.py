@@ -17,9 +17,10 @@ import statistics
 import time
 
 if __package__:  # tfres's own import (the Keras callback, the tests)
-    from . import _tfres_cpu
+    from . import _tfres_cpu, _tfres_held
 else:  # the child's: the inject folder is on its path
     import _tfres_cpu  # type: ignore[no-redef]
+    import _tfres_held  # type: ignore[no-redef]
 
 _clock = time.perf_counter
 _cpu = time.process_time
@@ -325,12 +326,15 @@ class ProfilerWindow:
         return error
 
 
+_STATM = _tfres_held.ProcFile("/proc/self/statm")
+
+
 def rss_bytes():
-    """The process's resident memory in bytes (``/proc/self/statm``), or None (not Linux)."""
+    """The process's resident memory in bytes (``/proc/self/statm``, read keeping the GIL:
+    :mod:`_tfres_held`), or None (not Linux)."""
     try:
-        with open("/proc/self/statm") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
+        return int(_STATM.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, IndexError):
         return None
 
 
