@@ -3,11 +3,12 @@
 
 ``os.pread`` and ``os.write`` let the GIL go for the call. Where the program's input
 pipeline runs Python on another thread (a ``from_generator``, a ``numpy_function`` map, a
-``PyDataset`` worker), that thread takes it at once, and the step's thread gets it back only
-when the pipeline lets go: up to the interpreter's switch interval, 5 ms. Each such read or
-write made the hook's step longer by that much, time the program never spends on its own: a
-``/proc/self/io`` read was 5.1 ms (median of 40) beside a thread running a Python loop, and
-4 us through :func:`pread` here (``benchmarks/hook_gil.py``).
+``PyDataset`` worker), that thread can take it, and the step's thread then gets it back only
+when the pipeline lets go: up to the interpreter's switch interval, 5 ms, time the program
+never spends on its own. ``benchmarks/hook_gil.py`` measured it beside a thread running a
+Python loop: under load (about 5 on 2 cores) a ``/proc/self/io`` read took 5.16 ms through
+``os.pread`` and 0.065 ms through :func:`pread` here (medians of 200); on a quiet machine
+both took 0.006 ms, the step's thread taking the GIL back before the other one woke.
 
 These calls go through ``ctypes.PyDLL``, whose foreign calls keep the GIL, to the C
 library's ``pread`` and ``write``: a few microseconds on ``/proc`` or a local file. Where

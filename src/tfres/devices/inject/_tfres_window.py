@@ -332,9 +332,12 @@ _STATM = _tfres_held.ProcFile("/proc/self/statm")
 def rss_bytes():
     """The process's resident memory in bytes (``/proc/self/statm``, read keeping the GIL:
     :mod:`_tfres_held`), or None (not Linux)."""
+    text = _STATM.read()
+    if text is None:
+        return None
     try:
-        return int(_STATM.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, IndexError):
+        return int(text.split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, IndexError):
         return None
 
 
