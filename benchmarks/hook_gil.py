@@ -141,9 +141,13 @@ def in_process(calls: int = 200) -> dict[str, float]:
 
 def _baseline_src(rev: str, into: Path) -> Path:
     """``rev``'s ``src/`` in ``into``, compiled as an installed tfres would be."""
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", rev, "src"], check=True, capture_output=True
-    ).stdout
+    got = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], capture_output=True)
+    if got.returncode != 0:
+        raise SystemExit(
+            f"hook_gil.py: --baseline {rev!r} is not a revision of this checkout "
+            "(give a commit, e.g. 9842899)"
+        )
+    archive = got.stdout
     into.mkdir(parents=True, exist_ok=True)
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into / "src"
