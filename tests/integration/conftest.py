@@ -80,9 +80,10 @@ def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if not exe.exists():
         exe = Path(shutil.which("mlflow") or "")
     try:
-        import mlflow.server  # noqa: F401  (the full package, not mlflow-skinny)
-    except ImportError:
-        missing("the mlflow package (not mlflow-skinny) is needed: pip install 'tfres[test]'")
+        import flask  # noqa: F401  (the server's own needs, which mlflow-skinny leaves out)
+        import mlflow.server  # noqa: F401
+    except ImportError as err:
+        missing(f"MLflow's server cannot be imported ({err}): pip install 'tfres[test]'")
     if not exe.is_file():
         missing("the `mlflow` command is not installed: pip install 'tfres[test]'")
     folder = tmp_path_factory.mktemp("mlflow")
