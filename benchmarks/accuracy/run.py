@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen77/``, each written by a
+For each script of the set (``unseen/`` to ``unseen78/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1703,6 +1703,28 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_studiopreflight_imagingstudio": ("start-up", ("startup",), ()),
+    # unseen78/ (helper-106), session 57; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_batchsave_bonsai": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_convfit_orchidleaf": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_tapeloop_arboretumgrowth": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_epochpredict_succulent": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_interleave_pollentrap": ("input", ("input_bound",), ()),
+    "input_numpyfunc_irrigationcsv": ("input", ("input_bound",), ()),
+    "input_pydataset_seedlingtray": ("input", ("input_bound",), ()),
+    "input_tapejson_greenhouse": ("input", ("input_bound",), ()),
+    "input_trainonbatch_potlabel": ("input", ("input_bound",), ()),
+    "input_xmlgen_herbarium": ("input", ("input_bound",), ()),
+    "memory_weighthistory_glasshouse": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_devicezoo_botanicgarden": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2097,6 +2119,11 @@ AB_SCRIPTS = {
         "input_nmeagen_gpscollars",
         "input_tapeloopecg_canineecg",
         "compute_wideconv_fit_thermalzoo",
+    ),
+    "unseen78": (
+        "input_xmlgen_herbarium",
+        "input_tapejson_greenhouse",
+        "compute_convfit_orchidleaf",
     ),
 }
 
