@@ -11,7 +11,7 @@ matplotlib whenever they are installed, and ml_dtypes registers its NumPy loops 
 Each round starts a new process of every interpreter, in a rotated order, which times its
 own ``import tensorflow`` (wall and CPU) and says which of the packages above it pulled in.
 Then one more process each, under ``-X importtime``, gives those packages' share (their
-cumulative import time where first imported). Prints a markdown table: medians, and each
+cumulative import time, on the line of their import). Prints a markdown table: medians, and each
 interpreter's median against the first's (quote the ratios, not the times: the machines here
 are noisy).
 """
@@ -56,14 +56,18 @@ class BenchError(Exception):
     """A bad argument or a child that failed: one line, exit 1."""
 
 
-def once(python: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [python, "-c", CHILD],
+def _python(python: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [python, *argv],
         capture_output=True,
         text=True,
         timeout=300,
         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
     )
+
+
+def once(python: str) -> dict[str, Any]:
+    done = _python(python, "-c", CHILD)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise BenchError(f"{python}: import tensorflow failed: {last}")
@@ -72,21 +76,15 @@ def once(python: str) -> dict[str, Any]:
 
 def import_shares(python: str) -> dict[str, float]:
     """Each watched package's cumulative import time, seconds, from one ``-X importtime``
-    run: the line where it was first imported (0.0 where it never was)."""
-    done = subprocess.run(
-        [python, "-X", "importtime", "-c", "import tensorflow"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
-    )
+    run: the line of its one import (0.0 where it never was)."""
+    done = _python(python, "-X", "importtime", "-c", "import tensorflow")
     shares = dict.fromkeys(WATCHED, 0.0)
     for line in done.stderr.splitlines():
         parts = line.split("|")
         if len(parts) != 3 or not line.startswith("import time:"):
             continue
         name = parts[2].strip()
-        if name in shares and shares[name] == 0.0 and parts[1].strip().isdigit():
+        if name in shares and parts[1].strip().isdigit():
             shares[name] = int(parts[1]) / 1e6
     return shares
 
