@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen78/``, each written by a
+For each script of the set (``unseen/`` to ``unseen80/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1725,6 +1725,46 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_devicezoo_botanicgarden": ("start-up", ("startup",), ()),
+    # unseen79/ (helper-107), session 58; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_h5every_disdrometer": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_densefit_piezometer": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_tensorloop_reservoir": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_evalcb_floodcast": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_batchloop_evappan": ("input", ("input_bound",), ()),
+    "input_genfeed_raingauge": ("input", ("input_bound",), ()),
+    "input_npfnmap_snowpillow": ("input", ("input_bound",), ()),
+    "input_pyseq_radiosonde": ("input", ("input_bound",), ()),
+    "input_tapestep_lightning": ("input", ("input_bound",), ()),
+    "input_tinyrec_pluviometer": ("input", ("input_bound",), ()),
+    "memory_hoard_stormcell": ("memory growth", ("memory_growth",), ("--memory-budget", "4GiB")),
+    "startup_coldstart_ceilometer": ("start-up", ("startup",), ()),
+    # unseen80/ (helper-108), session 58; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_stepsave_coinhoards": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_slicefit_comicgrading": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_tapegrind_tradingcards": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_epochscore_banknoteserials": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_batchpush_vinylmatrix": ("input", ("input_bound",), ()),
+    "input_genfeed_perfgauge": ("input", ("input_bound",), ()),
+    "input_pyfnmap_coindies": ("input", ("input_bound",), ()),
+    "input_seqloader_watermarkscans": ("input", ("input_bound",), ()),
+    "input_shardweave_auctionlots": ("input", ("input_bound",), ()),
+    "input_tapefeed_postmarks": ("input", ("input_bound",), ()),
+    "memory_predhoard_stampalbums": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_coldbuild_antiqueappraisal": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2124,6 +2164,16 @@ AB_SCRIPTS = {
         "input_xmlgen_herbarium",
         "input_tapejson_greenhouse",
         "compute_convfit_orchidleaf",
+    ),
+    "unseen79": (
+        "input_genfeed_raingauge",
+        "input_tapestep_lightning",
+        "compute_densefit_piezometer",
+    ),
+    "unseen80": (
+        "input_genfeed_perfgauge",
+        "input_tapefeed_postmarks",
+        "compute_slicefit_comicgrading",
     ),
 }
 
