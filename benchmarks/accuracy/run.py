@@ -23,6 +23,10 @@ after the diagnosis was tuned, whose profiles later shaped the input-wait method
 ``--repeat N`` runs the set N times over, round by round (a script's runs spread over the
 whole run, not back to back): the first round is the set run once, as before; each script is
 also judged on the median of its N truths against the median of its N readings.
+
+``--same-run`` also runs each input and compute script as ``tfres run -- python SCRIPT
+--truth`` and reads its input wait against the truth of that same run (``same_run``): where
+the error comes from, the reading or a truth that moved between two runs.
 """
 
 from __future__ import annotations
