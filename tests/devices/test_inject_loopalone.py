@@ -161,3 +161,31 @@ def test_a_loop_calls_native_pipeline_work_is_the_processs_cpu_above_the_call_al
     assert _tfres_loopalone.native_beside(0.042, 0.030) == pytest.approx(0.012)
     assert _tfres_loopalone.native_beside(0.025, 0.030) == 0.0  # less than alone: nothing beside it
     assert _tfres_loopalone.native_beside(0.042, None) == 0.0  # the call alone was not timed
+
+
+def test_a_loop_fed_from_python_also_times_its_call_after_an_idle_gap() -> None:
+    train_step, x, y = _loop_step()
+    alone = _tfres_loopalone.LoopCallAlone(
+        train_step, type(train_step).__call__, (x, y), {}, lambda _: None
+    )
+    assert alone.measure(0.3, gap_seconds=0.004) is not None
+    assert len(alone.after_gap_times) == _tfres_loopalone.GAP_CALLS
+    assert all(t > 0 for t in alone.after_gap_times)
+    # gaps under a millisecond (or none: a loop over tf.data): no call after a gap
+    for gap in (0.0002, None):
+        alone = _tfres_loopalone.LoopCallAlone(
+            train_step, type(train_step).__call__, (x, y), {}, lambda _: None
+        )
+        assert alone.measure(0.3, gap_seconds=gap) is not None
+        assert alone.after_gap_times == []
+
+
+def test_calls_after_idle_gaps_sleep_the_gap_before_each_call() -> None:
+    import time
+
+    stamps: list[float] = []
+    times = _tfres_loopalone.after_idle_gaps(
+        lambda: stamps.append(time.perf_counter()), 0.01, calls=3
+    )
+    assert len(times) == 3 and all(t >= 0 for t in times)
+    assert all(b - a >= 0.01 for a, b in zip(stamps, stamps[1:], strict=False))

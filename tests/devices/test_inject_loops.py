@@ -135,3 +135,33 @@ def test_an_eager_loops_steps_count_the_pipelines_python_beside_them(
     steps = [(0.05 * i, 0.050, 0.002, 0.001, True, 0.018, 0.0) for i in range(5)]
     # the function alone plays no part: there is no function to time alone
     assert _write(tmp_path, monkeypatch, steps, eager=True) == pytest.approx([0.020] * 5)
+
+
+def test_a_loop_over_python_input_counts_the_calls_cost_of_resuming_after_its_gap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the function alone: 30 ms back to back, 34 ms after an idle gap as long as the loop's
+    # (TensorFlow's threads asleep): 4 ms of a slower call is the gap's, with no CPU beside
+    original = loops._resume_seconds
+
+    def after_gap(times: list[float]) -> None:
+        monkeypatch.setattr(
+            loops,
+            "_resume_seconds",
+            lambda stats, alone: original(
+                SimpleNamespace(alone=SimpleNamespace(after_gap_times=times)), alone
+            ),
+        )
+
+    # 50 ms steps: a 36 ms call (35 ms of CPU, as alone), 14 ms of gap, 10.5 ms of it input
+    steps = [(0.0, 0.050, 0.0105, 0.036, False, 0.0, 0.035)] * 2
+    after_gap([0.034, 0.034, 0.034])
+    # the input's share of the gap (3/4) of the 4 ms: 3 ms more input
+    assert _write(tmp_path, monkeypatch, steps) == pytest.approx([0.0135] * 2)
+    # never more than the call ran above alone (6 ms), and nothing with no call after a gap
+    after_gap([0.060, 0.060, 0.060])
+    (tmp_path / "capped").mkdir()
+    assert _write(tmp_path / "capped", monkeypatch, steps) == pytest.approx([0.0165] * 2)
+    after_gap([])
+    (tmp_path / "none").mkdir()
+    assert _write(tmp_path / "none", monkeypatch, steps) == pytest.approx([0.0105] * 2)

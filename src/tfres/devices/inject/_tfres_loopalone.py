@@ -4,6 +4,7 @@ call costs with no pipeline running beside it (a Keras fit's step alone is
 :mod:`_tfres_alone`, whose timing helpers this module shares)."""
 
 import statistics
+import time
 
 if __package__:  # tfres's own import (the tests)
     from . import _tfres_alone, _tfres_cached, _tfres_quiet
@@ -15,6 +16,15 @@ else:  # the child's: the inject folder is on its path
 #: a loop's function alone is timed at exit only where its calls fit in this: a whole-epoch
 #: function's call is an epoch's math (four of 0.9 s added 3.9 s to a 28 s run, set 24)
 MAX_EXIT_SECONDS = 10
+#: a loop fed from Python leaves its function idle between calls while it makes the next
+#: batch, and TensorFlow's threads go to sleep: a call after the gap runs slower than back
+#: to back. Where the loop's gaps last at least MIN_GAP_SECONDS, GAP_CALLS calls are also
+#: timed each after a sleep as long as the gap (at most MAX_GAP_SECONDS: the threads have
+#: long gone to sleep by then), for calls of under MAX_GAP_CALL_SECONDS
+MIN_GAP_SECONDS = 0.001
+MAX_GAP_SECONDS = 0.25
+MAX_GAP_CALL_SECONDS = 0.5
+GAP_CALLS = 5
 
 
 class LoopCallAlone:
@@ -41,6 +51,8 @@ class LoopCallAlone:
         self.cpu_seconds = None
         self.quiet = None  # as StepAlone.quiet
         self.reads_input = False  # the function reads tf.data itself (measure() tells)
+        #: seconds of calls each made after an idle gap as long as the loop's (or none)
+        self.after_gap_times = []
         self._call = None
         self._function = function
         self._arguments = (args, kwargs)
@@ -50,11 +62,13 @@ class LoopCallAlone:
         else:
             self._call = call
 
-    def measure(self, budget_seconds, calls_seconds=()):
+    def measure(self, budget_seconds, calls_seconds=(), gap_seconds=None):
         """The timed calls' seconds, or None; the arguments are let go either way.
         ``calls_seconds``: how long the program's calls took. Where the least calls
         (:func:`_tfres_alone.least_calls`) and a warm-up would take longer than
-        :data:`MAX_EXIT_SECONDS` (a whole epoch a call), the call is not timed."""
+        :data:`MAX_EXIT_SECONDS` (a whole epoch a call), the call is not timed.
+        ``gap_seconds``: the loop's typical gap between two calls, where it is fed from
+        Python; calls after an idle gap that long are then timed too (``after_gap_times``)."""
         call, self._call = self._call, None
         (args, kwargs), self._arguments = self._arguments, ((), {})
         if call is None:
@@ -88,6 +102,14 @@ class LoopCallAlone:
             self.times = _tfres_alone.timed_calls(
                 lambda: _tfres_alone.sync(run()), budget_seconds, cpu
             )
+            if (
+                gap_seconds is not None
+                and gap_seconds >= MIN_GAP_SECONDS
+                and statistics.fmean(self.times) < MAX_GAP_CALL_SECONDS
+            ):
+                self.after_gap_times = after_idle_gaps(
+                    lambda: _tfres_alone.sync(run()), min(gap_seconds, MAX_GAP_SECONDS)
+                )
         self.cpu_seconds = statistics.fmean(cpu)
         return self.times
 
@@ -96,6 +118,21 @@ class LoopCallAlone:
         self._arguments = ((), {})
         self.note("the loop's step alone (on one of its batches) was not timed: %s" % why)
         return None
+
+
+def after_idle_gaps(call, gap_seconds, calls=GAP_CALLS):
+    """Seconds of ``calls`` calls of ``call``, each made after ``gap_seconds`` of sleep: a
+    call as the loop makes it, its function idle while the next batch is made, without the
+    making. Back to back, TensorFlow's threads are awake and its data warm; after a gap they
+    are not (a 5.0 ms ``train_on_batch`` ran 6.7-6.9 ms after 10 ms of sleep, 7.1 ms after
+    10 ms of Python; ``benchmarks/accuracy/call_after_gap.py``)."""
+    times = []
+    for _ in range(calls):
+        time.sleep(gap_seconds)
+        start = _tfres_alone._clock()
+        call()
+        times.append(_tfres_alone._clock() - start)
+    return times
 
 
 def _refused_arguments(args, kwargs):

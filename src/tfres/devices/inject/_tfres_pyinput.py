@@ -399,17 +399,27 @@ class PipelinePython:
         return min(total, end - start)
 
 
-def python_step_input(wait, duration_seconds, call_seconds, alone_seconds, beside_seconds):
+def python_step_input(
+    wait, duration_seconds, call_seconds, alone_seconds, beside_seconds, resume_seconds=0.0
+):
     """A step fed from Python: its input timed in the gap, and what its call ran above the
     call alone, up to the CPU seconds the rest of the process ran during the call
-    (``beside_seconds``, :func:`_tfres_loopalone.native_beside`). The input runs on the loop's
-    thread between the calls, yet what it leaves running takes cores from the call: NumPy's
-    BLAS threads spin for a while after its last product, a thread makes the next batch. A
-    generator of MFCC features (NumPy FFTs and products) slowed each 82 ms call to 130 ms, the
-    process running 46 ms more CPU in it; its gap read 52 ms of a 185 ms step against a truth
-    of 103 ms (``unseen26/input_trainonbatch_birdcalls``). A call slowed by other programs runs
-    no more CPU of this process, and gets nothing. None where the gap was not timed."""
+    (``beside_seconds``, :func:`_tfres_loopalone.native_beside`) and the input's share of
+    what a call costs more after an idle gap as long as the loop's (``resume_seconds``). The
+    input runs on the loop's thread between the calls, yet what it leaves running takes cores
+    from the call: NumPy's BLAS threads spin for a while after its last product, a thread
+    makes the next batch. A generator of MFCC features (NumPy FFTs and products) slowed each
+    82 ms call to 130 ms, the process running 46 ms more CPU in it; its gap read 52 ms of a
+    185 ms step against a truth of 103 ms (``unseen26/input_trainonbatch_birdcalls``). And the
+    gap itself slows the call: TensorFlow's threads go to sleep while the batch is made, where
+    the same calls back to back (the truth's cached batch, and the call alone) find them
+    awake. Four loops fed from Python in sets 79 and 80 read 5-10 points low so, in the same
+    run as their truth too (``run.py --same-run``). That part is the input's in the share of
+    the gap the input took. A call slowed by other programs runs no more CPU of this process
+    and costs no more after a gap alone: it gets nothing. None where the gap was not timed."""
     if wait is None or alone_seconds is None:
         return wait
-    slower = min(max(0.0, call_seconds - alone_seconds), beside_seconds)
+    gap = duration_seconds - call_seconds
+    resumed = resume_seconds * min(1.0, wait / gap) if gap > 0 else 0.0
+    slower = min(max(0.0, call_seconds - alone_seconds), beside_seconds + resumed)
     return min(duration_seconds, wait + slower)
