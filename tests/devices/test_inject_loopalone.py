@@ -189,3 +189,36 @@ def test_calls_after_idle_gaps_sleep_the_gap_before_each_call() -> None:
     )
     assert len(times) == 3 and all(t >= 0 for t in times)
     assert all(b - a >= 0.01 for a, b in zip(stamps, stamps[1:], strict=False))
+
+
+def test_the_gap_of_a_loop_fed_from_python_is_its_steps_time_outside_the_call() -> None:
+    from types import SimpleNamespace
+
+    def loop(steps: list[tuple], **kinds: bool) -> Any:
+        return SimpleNamespace(
+            steps=steps, eager=kinds.get("eager", False), inside=kinds.get("inside", False)
+        )
+
+    # (begin, duration, wait, call, from_tf_data, ...): the first step (tracing) left out
+    steps = [(0.0, 0.9, None, 0.8, False), (1, 0.050, 0, 0.036, False)]
+    steps += [(2, 0.060, 0, 0.036, False), (3, 0.055, 0, 0.036, False)]
+    assert _tfres_loopalone.python_gap_seconds(loop(steps)) == pytest.approx(0.019)
+    # steps that read tf.data, eager loops and loops inside their function: no gap to time
+    assert _tfres_loopalone.python_gap_seconds(loop([s[:4] + (True,) for s in steps])) is None
+    assert _tfres_loopalone.python_gap_seconds(loop(steps, eager=True)) is None
+    assert _tfres_loopalone.python_gap_seconds(loop(steps, inside=True)) is None
+
+
+def test_resuming_after_a_gap_costs_the_calls_after_it_above_the_calls_back_to_back() -> None:
+    from types import SimpleNamespace
+
+    alone = SimpleNamespace(after_gap_times=[0.007, 0.008, 0.009])
+    assert _tfres_loopalone.resume_seconds(alone, 0.005) == pytest.approx(0.003)
+    assert _tfres_loopalone.resume_seconds(alone, 0.010) == 0.0  # never below nothing
+    assert _tfres_loopalone.resume_seconds(SimpleNamespace(after_gap_times=[]), 0.005) == 0.0
+    assert _tfres_loopalone.resume_seconds(None, 0.005) == 0.0
+    assert _tfres_loopalone.resume_seconds(alone, None) == 0.0
+    assert _tfres_loopalone.after_gap_fields([]) == {}
+    assert _tfres_loopalone.after_gap_fields([0.0071234567891]) == {
+        "after_gap_calls_seconds": [0.007123457]
+    }

@@ -28,6 +28,7 @@ def _write(
     eager: bool = False,
     reads_input: bool = False,
     reads: int = 0,
+    after_gap: list[float] | None = None,
 ) -> list[float]:
     out = tmp_path / "steps.jsonl"
     env = {core.STEPS_ENV: str(out), core.EVENTS_ENV: str(tmp_path / "events.jsonl")}
@@ -40,7 +41,10 @@ def _write(
     stats.first_start, stats.last_end = steps[0][0], steps[-1][0] + steps[-1][1]
     # the function alone at exit: 30 ms a call, 35 ms of the process's CPU in it
     stats.alone = SimpleNamespace(
-        times=[0.030, 0.030, 0.030], cpu_seconds=0.035, reads_input=reads_input
+        times=[0.030, 0.030, 0.030],
+        cpu_seconds=0.035,
+        reads_input=reads_input,
+        after_gap_times=after_gap or [],  # calls alone each after an idle gap
     )
     inst.loops = {1: stats}
     loops.write_steps()
@@ -141,27 +145,15 @@ def test_a_loop_over_python_input_counts_the_calls_cost_of_resuming_after_its_ga
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the function alone: 30 ms back to back, 34 ms after an idle gap as long as the loop's
-    # (TensorFlow's threads asleep): 4 ms of a slower call is the gap's, with no CPU beside
-    original = loops._resume_seconds
-
-    def after_gap(times: list[float]) -> None:
-        monkeypatch.setattr(
-            loops,
-            "_resume_seconds",
-            lambda stats, alone: original(
-                SimpleNamespace(alone=SimpleNamespace(after_gap_times=times)), alone
-            ),
-        )
-
+    # (TensorFlow's threads asleep): 4 ms of a slower call is the gap's, with no CPU beside.
     # 50 ms steps: a 36 ms call (35 ms of CPU, as alone), 14 ms of gap, 10.5 ms of it input
     steps = [(0.0, 0.050, 0.0105, 0.036, False, 0.0, 0.035)] * 2
-    after_gap([0.034, 0.034, 0.034])
     # the input's share of the gap (3/4) of the 4 ms: 3 ms more input
-    assert _write(tmp_path, monkeypatch, steps) == pytest.approx([0.0135] * 2)
+    waits = _write(tmp_path, monkeypatch, steps, after_gap=[0.034, 0.034, 0.034])
+    assert waits == pytest.approx([0.0135] * 2)
     # never more than the call ran above alone (6 ms), and nothing with no call after a gap
-    after_gap([0.060, 0.060, 0.060])
     (tmp_path / "capped").mkdir()
-    assert _write(tmp_path / "capped", monkeypatch, steps) == pytest.approx([0.0165] * 2)
-    after_gap([])
+    waits = _write(tmp_path / "capped", monkeypatch, steps, after_gap=[0.060, 0.060, 0.060])
+    assert waits == pytest.approx([0.0165] * 2)
     (tmp_path / "none").mkdir()
     assert _write(tmp_path / "none", monkeypatch, steps) == pytest.approx([0.0105] * 2)

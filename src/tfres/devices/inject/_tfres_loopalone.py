@@ -135,6 +135,36 @@ def after_idle_gaps(call, gap_seconds, calls=GAP_CALLS):
     return times
 
 
+def python_gap_seconds(stats):
+    """The median gap between the end of one call and the next call in a loop fed from
+    Python (its steps that read no tf.data), where it makes its batches; None for eager
+    loops, loops that read inside their function, and loops over tf.data. ``stats``: the
+    loop's ``_tfres_loops._LoopStats``, its steps ``(begin, duration, wait, call,
+    from_tf_data, ...)``."""
+    if stats.eager or stats.inside:
+        return None
+    gaps = [step[1] - step[3] for step in stats.steps[1:] if not step[4]]
+    return statistics.median(gaps) if gaps else None
+
+
+def after_gap_fields(times):
+    """The record's ``step_alone`` fields for the calls after a gap (none where not timed)."""
+    if not times:
+        return {}
+    return {"after_gap_calls_seconds": [round(t, 9) for t in times]}
+
+
+def resume_seconds(alone, alone_seconds):
+    """What a call of the loop's function costs more after an idle gap as long as the loop's
+    than back to back: the mean of ``alone``'s calls after a gap (a :class:`LoopCallAlone`,
+    or None) less ``alone_seconds``, the mean of its calls back to back (as
+    ``_tfres_xplane.step_alone_seconds``); 0 where either was not timed."""
+    after = getattr(alone, "after_gap_times", None) if alone is not None else None
+    if not after or alone_seconds is None:
+        return 0.0
+    return max(0.0, statistics.fmean(after) - alone_seconds)
+
+
 def _refused_arguments(args, kwargs):
     """Why the loop's call cannot be made again on these arguments, or None."""
     import numpy as np

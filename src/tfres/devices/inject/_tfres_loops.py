@@ -11,7 +11,6 @@ handed its dataset or iterator runs its loop inside each call (:mod:`_tfres_insi
 
 import atexit
 import random
-import statistics
 import sys
 import threading
 import time
@@ -267,7 +266,7 @@ def _time_loop_alone():
         calls = hot.alone.measure(
             _tfres_alone.BUDGET_SECONDS,
             [s[3] for s in hot.steps[1:]],
-            gap_seconds=_python_gap_seconds(hot),
+            gap_seconds=_tfres_loopalone.python_gap_seconds(hot),
         )
     except Exception as err:
         hot.alone = None
@@ -287,40 +286,13 @@ def _time_loop_alone():
                 "seconds": round(_loop_alone_seconds(hot), 9),
                 "plain_calls_seconds": [round(t, 9) for t in calls],
                 "cpu_seconds": round(hot.alone.cpu_seconds, 9),
-                **_after_gap_fields(hot.alone.after_gap_times),
+                **_tfres_loopalone.after_gap_fields(hot.alone.after_gap_times),
                 **floor,
                 **_tfres_quiet.quiet_fields(hot.alone.quiet, core.INSTRUMENT.note),
                 "cost_seconds": round(core._clock() - start, 6),
                 "start_monotonic": start,
             }
         )
-
-
-def _python_gap_seconds(stats):
-    """The median gap between the end of one call and the next call in a loop fed from
-    Python (its steps that read no tf.data), where it makes its batches; None for eager
-    loops, loops that read inside their function, and loops over tf.data."""
-    if stats.eager or stats.inside:
-        return None
-    gaps = [step[1] - step[3] for step in stats.steps[1:] if not step[4]]
-    return statistics.median(gaps) if gaps else None
-
-
-def _after_gap_fields(times):
-    if not times:
-        return {}
-    return {"after_gap_calls_seconds": [round(t, 9) for t in times]}
-
-
-def _resume_seconds(stats, alone):
-    """What a call of the loop's function costs more after an idle gap as long as the loop's
-    than back to back (:meth:`_tfres_loopalone.LoopCallAlone.measure`); 0 where not timed."""
-    import _tfres_xplane as xplane
-
-    after = getattr(stats.alone, "after_gap_times", None) if stats.alone is not None else None
-    if not after or alone is None:
-        return 0.0
-    return max(0.0, xplane.step_alone_seconds(after) - alone)
 
 
 def _time_python_input(stats, step_seconds, loop_frame):
@@ -418,7 +390,7 @@ def write_steps():
     alone = _loop_alone_seconds(hot)
     alone_cpu = hot.alone.cpu_seconds if hot.alone is not None else None
     reads_own = hot.alone is not None and hot.alone.reads_input  # next() in its graph
-    resume = _resume_seconds(hot, alone)
+    resume = _tfres_loopalone.resume_seconds(hot.alone, alone)
     inside = (
         _tfres_inside.call_waits(hot, bool(_WINDOWS), core.INSTRUMENT.note) if hot.inside else None
     )
