@@ -124,8 +124,8 @@ def after_idle_gaps(call, gap_seconds, calls=GAP_CALLS):
     """Seconds of ``calls`` calls of ``call``, each made after ``gap_seconds`` of sleep: a
     call as the loop makes it, its function idle while the next batch is made, without the
     making. Back to back, TensorFlow's threads are awake and its data warm; after a gap they
-    are not (a 5.0 ms ``train_on_batch`` ran 6.7-6.9 ms after 10 ms of sleep, 7.1 ms after
-    10 ms of Python; ``benchmarks/accuracy/call_after_gap.py``)."""
+    are not (a 5.0-5.4 ms ``train_on_batch`` ran 7.0 ms after 10 ms of sleep, 7.2-7.3 ms
+    after 10 ms of Python; ``benchmarks/accuracy/call_after_gap.py``)."""
     times = []
     for _ in range(calls):
         time.sleep(gap_seconds)
