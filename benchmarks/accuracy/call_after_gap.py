@@ -49,8 +49,12 @@ def main() -> int:
     parser.add_argument("--json", default=None, help="write the figures here")
     args = parser.parse_args()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import keras
-    import numpy as np
+    try:
+        import keras
+        import numpy as np
+    except ImportError as err:
+        print(f"call_after_gap.py: {err}: install tfres[cpu] first", file=sys.stderr)
+        return 1
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(64, 256)).astype("float32")

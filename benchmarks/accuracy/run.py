@@ -2299,17 +2299,18 @@ def same_run(script: Path, tmp: Path) -> dict:
     figure reported against the issue."""
     from dataclasses import replace
 
-    from tfres.diagnosis.facts import run_facts
+    from tfres.diagnosis.facts import TRAINING_PHASES, run_facts
     from tfres.record import load
 
     _, _, options = EXPECTED[script.stem]
     figures, record_path = run_script(script, tfres=list(options), tmp=tmp, truth=True)
     assert record_path is not None
     record = load(record_path)
-    training = [p for p in record.phases if p.name in ("fit", "training loop")]
+    training = [p for p in record.phases if p.name in TRAINING_PHASES]
     scope = "first training phase"
     if training:
         start, end = training[0].start_seconds, training[0].end_seconds
+        end = float("inf") if end is None else end  # a phase the program ended inside
         steps = [s for s in record.steps if start <= s.get("t_seconds", -1.0) <= end]
     else:
         steps, scope = list(record.steps), "whole run (no training phase)"

@@ -109,9 +109,10 @@ def test_a_loop_whose_function_reads_its_own_iterator_is_timed_on_a_cached_batch
         train_epoch, type(train_epoch).__call__, (), {}, notes.append
     )
     read_before = read[0]
-    times = alone.measure(0.2)
+    times = alone.measure(0.2, gap_seconds=0.004)
     assert times is not None and len(times) >= _tfres_alone.MIN_CALLS and notes == []
     assert alone.reads_input
+    assert alone.after_gap_times == []  # its gaps make no batch: no call after a gap is timed
     # one batch taken from the iterator at set-up, and what its prefetch pulled: not 5 a call
     assert read[0] - read_before < 5 * len(times)
     for v, value in zip(variables, before, strict=True):

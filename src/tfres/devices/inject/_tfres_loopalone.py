@@ -105,6 +105,7 @@ class LoopCallAlone:
             if (
                 gap_seconds is not None
                 and gap_seconds >= MIN_GAP_SECONDS
+                and not self.reads_input  # its gaps make no batch: nothing reads these
                 and statistics.fmean(self.times) < MAX_GAP_CALL_SECONDS
             ):
                 self.after_gap_times = after_idle_gaps(
@@ -159,7 +160,7 @@ def resume_seconds(alone, alone_seconds):
     than back to back: the mean of ``alone``'s calls after a gap (a :class:`LoopCallAlone`,
     or None) less ``alone_seconds``, the mean of its calls back to back (as
     ``_tfres_xplane.step_alone_seconds``); 0 where either was not timed."""
-    after = getattr(alone, "after_gap_times", None) if alone is not None else None
+    after = alone.after_gap_times if alone is not None else []
     if not after or alone_seconds is None:
         return 0.0
     return max(0.0, statistics.fmean(after) - alone_seconds)
