@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen80/``, each written by a
+For each script of the set (``unseen/`` to ``unseen82/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1769,6 +1769,50 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_coldbuild_antiqueappraisal": ("start-up", ("startup",), ()),
+    # unseen81/ (helper-109), session 59; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_kerassnap_marriagebanns": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_ramslices_parishregisters": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_tensorsweep_bellringers": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_holdoutsweep_probatewills": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_gensource_baptismrolls": ("input", ("input_bound",), ()),
+    "input_handtape_dnasegments": ("input", ("input_bound",), ()),
+    "input_pyfuncmap_surnamevariants": ("input", ("input_bound",), ()),
+    "input_pyseqworker_censussheets": ("input", ("input_bound",), ()),
+    "input_rawgenfit_emigrantletters": ("input", ("input_bound",), ()),
+    "input_tobloop_gravestones": ("input", ("input_bound",), ()),
+    "memory_growlist_familytrees": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_bootonly_headstones": ("start-up", ("startup",), ()),
+    # unseen82/ (helper-110), session 59; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_archiveburst_rangerpatrols": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_graphstep_backpackloadcell": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_residualmlp_tentfabric": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_heldoutsweep_hutoccupancy": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_gradtapefeed_summitlogbook": ("input", ("input_bound",), ()),
+    "input_itemfetch_campsitebookings": ("input", ("input_bound",), ()),
+    "input_manualpush_trailcamimages": ("input", ("input_bound",), ()),
+    "input_pyfuncparse_avalanchebulletins": ("input", ("input_bound",), ()),
+    "input_tinyrecords_paddlegauges": ("input", ("input_bound",), ()),
+    "input_yieldfeed_trailgps": ("input", ("input_bound",), ()),
+    "memory_outputretain_campgroundreviews": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_coldboot_rangerstation": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2178,6 +2222,16 @@ AB_SCRIPTS = {
         "input_genfeed_perfgauge",
         "input_tapefeed_postmarks",
         "compute_slicefit_comicgrading",
+    ),
+    "unseen81": (
+        "input_gensource_baptismrolls",
+        "input_tobloop_gravestones",
+        "compute_tensorsweep_bellringers",
+    ),
+    "unseen82": (
+        "input_yieldfeed_trailgps",
+        "input_gradtapefeed_summitlogbook",
+        "compute_residualmlp_tentfabric",
     ),
 }
 
