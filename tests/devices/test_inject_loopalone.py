@@ -169,8 +169,9 @@ def test_a_loop_fed_from_python_also_times_its_call_after_an_idle_gap() -> None:
     alone = _tfres_loopalone.LoopCallAlone(
         train_step, type(train_step).__call__, (x, y), {}, lambda _: None
     )
-    assert alone.measure(0.3, gap_seconds=0.004) is not None
+    assert alone.measure(0.3, gap_seconds=0.004, busy_share=0.75) is not None
     assert len(alone.after_gap_times) == _tfres_loopalone.GAP_CALLS
+    assert alone.after_gap_busy_share == 0.75
     assert all(t > 0 for t in alone.after_gap_times)
     # gaps under a millisecond (or none: a loop over tf.data): no call after a gap
     for gap in (0.0002, None):
@@ -190,6 +191,44 @@ def test_calls_after_idle_gaps_sleep_the_gap_before_each_call() -> None:
     )
     assert len(times) == 3 and all(t >= 0 for t in times)
     assert all(b - a >= 0.01 for a, b in zip(stamps, stamps[1:], strict=False))
+
+
+def test_a_gap_spends_its_busy_share_on_the_cpu_and_the_rest_asleep() -> None:
+    import time
+
+    def cpu_in_gaps(share: float) -> tuple[float, float]:
+        cpu, wall = time.thread_time(), time.perf_counter()
+        _tfres_loopalone.after_idle_gaps(lambda: None, 0.02, share, calls=3)
+        return time.thread_time() - cpu, time.perf_counter() - wall
+
+    busy_cpu, busy_wall = cpu_in_gaps(1.0)
+    idle_cpu, idle_wall = cpu_in_gaps(0.0)
+    half_cpu, _ = cpu_in_gaps(0.5)
+    assert busy_wall >= 0.06 and idle_wall >= 0.06  # three gaps of 20 ms either way
+    # on the CPU: the thread's own CPU time is the gaps' (less what the OS took from it)
+    assert busy_cpu >= 0.6 * 0.06 and idle_cpu < 0.01
+    assert 0.3 * 0.03 <= half_cpu <= 0.03 + 0.01
+
+
+def test_a_loops_busy_share_is_its_threads_cpu_in_its_gaps_over_their_wall_time() -> None:
+    import time
+    from types import SimpleNamespace
+
+    stats = SimpleNamespace(gap_cpu=[0.0, 0.0, None, None])
+    _tfres_loopalone.gap_ended(stats)  # before the first call's end: nothing to count
+    assert _tfres_loopalone.busy_share(stats) == 0.0
+    _tfres_loopalone.gap_began(stats)
+    time.sleep(0.03)  # a read from a queue: asleep
+    _tfres_loopalone.gap_ended(stats)
+    asleep = _tfres_loopalone.busy_share(stats)
+    _tfres_loopalone.gap_began(stats)
+    until = time.perf_counter() + 0.03
+    while time.perf_counter() < until:  # a parser: on the CPU
+        pass
+    _tfres_loopalone.gap_ended(stats)
+    assert asleep < 0.2
+    assert 0.3 <= _tfres_loopalone.busy_share(stats) <= 0.55  # half the gaps' time busy
+    _tfres_loopalone.gap_ended(None)  # a loop's first call: no stats yet
 
 
 def test_the_gap_of_a_loop_fed_from_python_is_its_steps_time_outside_the_call() -> None:
@@ -219,7 +258,9 @@ def test_resuming_after_a_gap_costs_the_calls_after_it_above_the_calls_back_to_b
     assert _tfres_loopalone.resume_seconds(SimpleNamespace(after_gap_times=[]), 0.005) == 0.0
     assert _tfres_loopalone.resume_seconds(None, 0.005) == 0.0
     assert _tfres_loopalone.resume_seconds(alone, None) == 0.0
-    assert _tfres_loopalone.after_gap_fields([]) == {}
-    assert _tfres_loopalone.after_gap_fields([0.0071234567891]) == {
-        "after_gap_calls_seconds": [0.007123457]
+    assert _tfres_loopalone.after_gap_fields(SimpleNamespace(after_gap_times=[])) == {}
+    timed = SimpleNamespace(after_gap_times=[0.0071234567891], after_gap_busy_share=0.912345)
+    assert _tfres_loopalone.after_gap_fields(timed) == {
+        "after_gap_calls_seconds": [0.007123457],
+        "after_gap_busy_share": 0.9123,
     }

@@ -19,8 +19,10 @@ MAX_EXIT_SECONDS = 10
 #: a loop fed from Python leaves its function idle between calls while it makes the next
 #: batch, and TensorFlow's threads go to sleep: a call after the gap runs slower than back
 #: to back. Where the loop's gaps last at least MIN_GAP_SECONDS, GAP_CALLS calls are also
-#: timed each after a sleep as long as the gap (at most MAX_GAP_SECONDS: the threads have
-#: long gone to sleep by then), for calls of under MAX_GAP_CALL_SECONDS
+#: timed each after a gap as long as the loop's (at most MAX_GAP_SECONDS: the threads have
+#: long gone to sleep by then), for calls of under MAX_GAP_CALL_SECONDS. The gap is spent
+#: as the loop's thread spent its own: on the CPU for its busy share, asleep for the rest
+#: (:func:`after_idle_gaps`)
 MIN_GAP_SECONDS = 0.001
 MAX_GAP_SECONDS = 0.25
 MAX_GAP_CALL_SECONDS = 0.5
@@ -53,6 +55,7 @@ class LoopCallAlone:
         self.reads_input = False  # the function reads tf.data itself (measure() tells)
         #: seconds of calls each made after an idle gap as long as the loop's (or none)
         self.after_gap_times = []
+        self.after_gap_busy_share = None  # of each of those gaps, spent on the CPU
         self._call = None
         self._function = function
         self._arguments = (args, kwargs)
@@ -62,13 +65,14 @@ class LoopCallAlone:
         else:
             self._call = call
 
-    def measure(self, budget_seconds, calls_seconds=(), gap_seconds=None):
+    def measure(self, budget_seconds, calls_seconds=(), gap_seconds=None, busy_share=0.0):
         """The timed calls' seconds, or None; the arguments are let go either way.
         ``calls_seconds``: how long the program's calls took. Where the least calls
         (:func:`_tfres_alone.least_calls`) and a warm-up would take longer than
         :data:`MAX_EXIT_SECONDS` (a whole epoch a call), the call is not timed.
         ``gap_seconds``: the loop's typical gap between two calls, where it is fed from
-        Python; calls after an idle gap that long are then timed too (``after_gap_times``)."""
+        Python; calls after an idle gap that long are then timed too (``after_gap_times``),
+        the loop's thread on the CPU for ``busy_share`` of each gap (:func:`busy_share`)."""
         call, self._call = self._call, None
         (args, kwargs), self._arguments = self._arguments, ((), {})
         if call is None:
@@ -108,8 +112,11 @@ class LoopCallAlone:
                 and not self.reads_input  # its gaps make no batch: nothing reads these
                 and statistics.fmean(self.times) < MAX_GAP_CALL_SECONDS
             ):
+                self.after_gap_busy_share = busy_share
                 self.after_gap_times = after_idle_gaps(
-                    lambda: _tfres_alone.sync(run()), min(gap_seconds, MAX_GAP_SECONDS)
+                    lambda: _tfres_alone.sync(run()),
+                    min(gap_seconds, MAX_GAP_SECONDS),
+                    busy_share,
                 )
         self.cpu_seconds = statistics.fmean(cpu)
         return self.times
@@ -121,19 +128,53 @@ class LoopCallAlone:
         return None
 
 
-def after_idle_gaps(call, gap_seconds, calls=GAP_CALLS):
-    """Seconds of ``calls`` calls of ``call``, each made after ``gap_seconds`` of sleep: a
+def after_idle_gaps(call, gap_seconds, busy_share=0.0, calls=GAP_CALLS):
+    """Seconds of ``calls`` calls of ``call``, each made after a gap of ``gap_seconds``: a
     call as the loop makes it, its function idle while the next batch is made, without the
     making. Back to back, TensorFlow's threads are awake and its data warm; after a gap they
     are not (a 5.0-5.4 ms ``train_on_batch`` ran 7.0 ms after 10 ms of sleep, 7.2-7.3 ms
-    after 10 ms of Python; ``benchmarks/accuracy/call_after_gap.py``)."""
+    after 10 ms of Python; ``benchmarks/accuracy/call_after_gap.py``). Each gap is asleep,
+    then for its last ``busy_share`` on the CPU, as a loop that makes its batch right before
+    the call: a Conv2D ``train_on_batch`` (``call_after_gap.py --model conv --gap-ms 34``)
+    ran 1.11-1.12 times as long as back to back after a sleep, 1.27-1.36 times after a
+    pure-Python busy loop; in ``unseen81/input_tobloop_gravestones``'s own loop, 23.6-25.8
+    ms against 15.6-17.3 back to back and 17.6-20.7 after a sleep (session 59)."""
+    busy = gap_seconds * min(1.0, max(0.0, busy_share))
     times = []
     for _ in range(calls):
-        time.sleep(gap_seconds)
+        time.sleep(gap_seconds - busy)
+        until = time.perf_counter() + busy
+        while time.perf_counter() < until:
+            pass
         start = _tfres_alone._clock()
         call()
         times.append(_tfres_alone._clock() - start)
     return times
+
+
+def gap_ended(stats):
+    """At a loop's call, before it: the CPU its thread spent since the end of the previous
+    call, and the wall time, added to ``stats.gap_cpu`` (busy seconds, gap seconds, and
+    where :func:`gap_began` marked them). ``stats``: the loop's ``_LoopStats``, or None
+    before its first call."""
+    if stats is None or stats.gap_cpu[2] is None:
+        return
+    cpu, wall = time.thread_time(), time.perf_counter()
+    stats.gap_cpu[0] += cpu - stats.gap_cpu[2]
+    stats.gap_cpu[1] += wall - stats.gap_cpu[3]
+
+
+def gap_began(stats):
+    """At the end of a loop's call: where its gap's CPU and wall time are counted from."""
+    stats.gap_cpu[2], stats.gap_cpu[3] = time.thread_time(), time.perf_counter()
+
+
+def busy_share(stats):
+    """The share of a loop's gaps its thread spent on the CPU (0 to 1; 0 where none was
+    timed): a parser or NumPy making the batch is on the CPU, a read from disk or a queue
+    is not. The hook's own work in the gap (the sampler's handler) counts too."""
+    busy, wall = stats.gap_cpu[0], stats.gap_cpu[1]
+    return min(1.0, busy / wall) if wall > 0 else 0.0
 
 
 def python_gap_seconds(stats):
@@ -148,11 +189,15 @@ def python_gap_seconds(stats):
     return statistics.median(gaps) if gaps else None
 
 
-def after_gap_fields(times):
-    """The record's ``step_alone`` fields for the calls after a gap (none where not timed)."""
-    if not times:
+def after_gap_fields(alone):
+    """The record's ``step_alone`` fields for the calls after a gap of ``alone`` (a
+    :class:`LoopCallAlone`): none where they were not timed."""
+    if not alone.after_gap_times:
         return {}
-    return {"after_gap_calls_seconds": [round(t, 9) for t in times]}
+    return {
+        "after_gap_calls_seconds": [round(t, 9) for t in alone.after_gap_times],
+        "after_gap_busy_share": round(alone.after_gap_busy_share, 4),
+    }
 
 
 def resume_seconds(alone, alone_seconds):

@@ -65,6 +65,7 @@ class _LoopStats:
         "python_mark",
         "inside",
         "window",
+        "gap_cpu",
     )
 
     def __init__(self, name, function):
@@ -83,6 +84,7 @@ class _LoopStats:
         self.python_mark = 0.0  # tf.data's Python CPU seconds at its previous eager step
         self.inside = False  # handed its data: its loop runs inside each call (_tfres_inside)
         self.window = None  # then, the profiler over the start of its second call
+        self.gap_cpu = [0.0, 0.0, None, None]  # _tfres_loopalone.gap_ended, gap_began
 
 
 def _patch_tf_function(tf):
@@ -108,6 +110,7 @@ def _patch_tf_function(tf):
         python_wait = _GAP.stop(sys._getframe())  # Python input since the previous call
         # read outside the call's time: /proc, about 0.1 ms with two workers
         workers = _tfres_cpu.workers_cpu_seconds() if python_wait is not None else None
+        _tfres_loopalone.gap_ended(known)  # the loop's thread's CPU in the gap
         start = core._clock()
         wait, core.INSTRUMENT.iterator_wait = core.INSTRUMENT.iterator_wait, 0.0
         reads, core.INSTRUMENT.iterator_reads = core.INSTRUMENT.iterator_reads, 0
@@ -129,6 +132,7 @@ def _patch_tf_function(tf):
                     inside=inside,
                     reads=reads,
                 )
+                _tfres_loopalone.gap_began(stats)
                 keep = 2 if inside else (core.INSTRUMENT.window or core.DEFAULT_WINDOW)[0]
                 if stats.calls == keep:  # a function handed its data: the window's call
                     _keep_call(stats, original, args, kwargs)
@@ -267,6 +271,7 @@ def _time_loop_alone():
             _tfres_alone.BUDGET_SECONDS,
             [s[3] for s in hot.steps[1:]],
             gap_seconds=_tfres_loopalone.python_gap_seconds(hot),
+            busy_share=_tfres_loopalone.busy_share(hot),
         )
     except Exception as err:
         hot.alone = None
@@ -286,7 +291,7 @@ def _time_loop_alone():
                 "seconds": round(_loop_alone_seconds(hot), 9),
                 "plain_calls_seconds": [round(t, 9) for t in calls],
                 "cpu_seconds": round(hot.alone.cpu_seconds, 9),
-                **_tfres_loopalone.after_gap_fields(hot.alone.after_gap_times),
+                **_tfres_loopalone.after_gap_fields(hot.alone),
                 **floor,
                 **_tfres_quiet.quiet_fields(hot.alone.quiet, core.INSTRUMENT.note),
                 "cost_seconds": round(core._clock() - start, 6),
