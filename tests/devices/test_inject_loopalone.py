@@ -210,24 +210,28 @@ def test_a_gap_spends_its_busy_share_on_the_cpu_and_the_rest_asleep() -> None:
     assert 0.3 * 0.03 <= half_cpu <= 0.03 + 0.01
 
 
-def test_a_loops_busy_share_is_its_threads_cpu_in_its_gaps_over_their_wall_time() -> None:
+def test_a_loops_busy_share_is_its_threads_cpu_in_its_typical_gap() -> None:
     import time
     from types import SimpleNamespace
 
-    stats = SimpleNamespace(gap_cpu=[0.0, 0.0, None, None])
+    def gap(busy_seconds: float, asleep_seconds: float) -> None:
+        _tfres_loopalone.gap_began(stats)
+        time.sleep(asleep_seconds)  # a read from a queue: asleep
+        until = time.perf_counter() + busy_seconds
+        while time.perf_counter() < until:  # a parser: on the CPU
+            pass
+        _tfres_loopalone.gap_ended(stats)
+
+    stats = SimpleNamespace(gap_cpu=[[], None, None])
     _tfres_loopalone.gap_ended(stats)  # before the first call's end: nothing to count
     assert _tfres_loopalone.busy_share(stats) == 0.0
-    _tfres_loopalone.gap_began(stats)
-    time.sleep(0.03)  # a read from a queue: asleep
-    _tfres_loopalone.gap_ended(stats)
-    asleep = _tfres_loopalone.busy_share(stats)
-    _tfres_loopalone.gap_began(stats)
-    until = time.perf_counter() + 0.03
-    while time.perf_counter() < until:  # a parser: on the CPU
-        pass
-    _tfres_loopalone.gap_ended(stats)
-    assert asleep < 0.2
-    assert 0.3 <= _tfres_loopalone.busy_share(stats) <= 0.55  # half the gaps' time busy
+    gap(0.0, 0.02)
+    assert _tfres_loopalone.busy_share(stats) < 0.2
+    for _ in range(3):  # three gaps busy for 3/4 of their time
+        gap(0.015, 0.005)
+    gap(0.0, 0.2)  # a long pause (a read of the next shard): not the typical gap
+    assert 0.45 <= _tfres_loopalone.busy_share(stats) <= 0.8
+    assert len(stats.gap_cpu[0]) == 5
     _tfres_loopalone.gap_ended(None)  # a loop's first call: no stats yet
 
 

@@ -152,29 +152,36 @@ def after_idle_gaps(call, gap_seconds, busy_share=0.0, calls=GAP_CALLS):
     return times
 
 
+#: at most this many gaps' busy shares are kept (as ``_tfres_loops._MAX_LOOP_STEPS``)
+MAX_GAPS = 200000
+
+
 def gap_ended(stats):
-    """At a loop's call, before it: the CPU its thread spent since the end of the previous
-    call, and the wall time, added to ``stats.gap_cpu`` (busy seconds, gap seconds, and
-    where :func:`gap_began` marked them). ``stats``: the loop's ``_LoopStats``, or None
+    """At a loop's call, before it: the share of the gap since the end of the previous call
+    that its thread spent on the CPU, kept in ``stats.gap_cpu`` (the shares, and the CPU and
+    wall times :func:`gap_began` marked). ``stats``: the loop's ``_LoopStats``, or None
     before its first call."""
-    if stats is None or stats.gap_cpu[2] is None:
+    if stats is None or stats.gap_cpu[1] is None:
         return
-    cpu, wall = time.thread_time(), time.perf_counter()
-    stats.gap_cpu[0] += cpu - stats.gap_cpu[2]
-    stats.gap_cpu[1] += wall - stats.gap_cpu[3]
+    shares, cpu, wall = stats.gap_cpu
+    took = time.perf_counter() - wall
+    if took > 0 and len(shares) < MAX_GAPS:
+        shares.append((time.thread_time() - cpu) / took)
 
 
 def gap_began(stats):
     """At the end of a loop's call: where its gap's CPU and wall time are counted from."""
-    stats.gap_cpu[2], stats.gap_cpu[3] = time.thread_time(), time.perf_counter()
+    stats.gap_cpu[1], stats.gap_cpu[2] = time.thread_time(), time.perf_counter()
 
 
 def busy_share(stats):
-    """The share of a loop's gaps its thread spent on the CPU (0 to 1; 0 where none was
-    timed): a parser or NumPy making the batch is on the CPU, a read from disk or a queue
-    is not. The hook's own work in the gap (the sampler's handler) counts too."""
-    busy, wall = stats.gap_cpu[0], stats.gap_cpu[1]
-    return min(1.0, busy / wall) if wall > 0 else 0.0
+    """The share of a loop's typical gap its thread spent on the CPU: the median over its
+    gaps (0 to 1; 0 where none was timed), so that a pause for evaluation or a save every
+    so many steps does not count. A parser or NumPy making the batch is on the CPU, a read
+    from disk or a queue is not. The hook's own work in the gap (the sampler's handler)
+    counts too."""
+    shares = stats.gap_cpu[0]
+    return min(1.0, max(0.0, statistics.median(shares))) if shares else 0.0
 
 
 def python_gap_seconds(stats):
