@@ -152,20 +152,16 @@ def after_idle_gaps(call, gap_seconds, busy_share=0.0, calls=GAP_CALLS):
     return times
 
 
-#: at most this many gaps' busy shares are kept (as ``_tfres_loops._MAX_LOOP_STEPS``)
-MAX_GAPS = 200000
-
-
 def gap_ended(stats):
     """At a loop's call, before it: the share of the gap since the end of the previous call
     that its thread spent on the CPU, kept in ``stats.gap_cpu`` (the shares, and the CPU and
-    wall times :func:`gap_began` marked). ``stats``: the loop's ``_LoopStats``, or None
-    before its first call."""
+    wall times :func:`gap_began` marked), one a step as long as its steps are kept.
+    ``stats``: the loop's ``_LoopStats``, or None before its first call."""
     if stats is None or stats.gap_cpu[1] is None:
         return
     shares, cpu, wall = stats.gap_cpu
     took = time.perf_counter() - wall
-    if took > 0 and len(shares) < MAX_GAPS:
+    if took > 0 and len(shares) < len(stats.steps):
         shares.append((time.thread_time() - cpu) / took)
 
 
