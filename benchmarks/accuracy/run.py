@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen82/``, each written by a
+For each script of the set (``unseen/`` to ``unseen84/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1813,6 +1813,50 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_coldboot_rangerstation": ("start-up", ("startup",), ()),
+    # unseen83/ (helper-111), session 60; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_kerasevery_batchsaver_groomingbook": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_depthwise_memfit_breedthumbs": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_gatedblocks_tapegraph_aquariumtanks": (
+        "compute",
+        ("cpu_bound", "compute_bound"),
+        (),
+    ),
+    "eval_claimscore_epochend_petclaims": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_accelfft_loopedtape_catcollars": ("input", ("input_bound",), ()),
+    "input_chipscan_shardfiles_microchipregistry": ("input", ("input_bound",), ()),
+    "input_haversine_npmap_dogwalks": ("input", ("input_bound",), ()),
+    "input_kibblescale_batchclass_feedinglogs": ("input", ("input_bound",), ()),
+    "input_listingtext_batchcall_shelteradoptions": ("input", ("input_bound",), ()),
+    "input_soapnotes_yieldstream_vetvisits": ("input", ("input_bound",), ()),
+    "memory_embedstash_growcb_kennelroster": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_devicelist_compileonly_petpolicies": ("start-up", ("startup",), ()),
+    # unseen84/ (helper-112), session 60; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_perstepsave_toyfactory": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_residtape_yoyospin": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_widemlp_dollhouses": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_bigvalpass_cardshuffles": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_batchshove_boardgamemoves": ("input", ("input_bound",), ()),
+    "input_genspout_mouldsensors": ("input", ("input_bound",), ()),
+    "input_npfuncserial_kiteflights": ("input", ("input_bound",), ()),
+    "input_shardedrecs_tillreceipts": ("input", ("input_bound",), ()),
+    "input_tapedrip_chessclocks": ("input", ("input_bound",), ()),
+    "input_tileseq_puzzlepieces": ("input", ("input_bound",), ()),
+    "memory_hoardcb_toystore": ("memory growth", ("memory_growth",), ("--memory-budget", "4GiB")),
+    "startup_coldwire_railwaytracks": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2232,6 +2276,16 @@ AB_SCRIPTS = {
         "input_yieldfeed_trailgps",
         "input_gradtapefeed_summitlogbook",
         "compute_residualmlp_tentfabric",
+    ),
+    "unseen83": (
+        "input_accelfft_loopedtape_catcollars",
+        "input_listingtext_batchcall_shelteradoptions",
+        "compute_gatedblocks_tapegraph_aquariumtanks",
+    ),
+    "unseen84": (
+        "input_tapedrip_chessclocks",
+        "input_batchshove_boardgamemoves",
+        "input_genspout_mouldsensors",
     ),
 }
 
