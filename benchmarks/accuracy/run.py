@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen84/``, each written by a
+For each script of the set (``unseen/`` to ``unseen85/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1857,6 +1857,14 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "input_tileseq_puzzlepieces": ("input", ("input_bound",), ()),
     "memory_hoardcb_toystore": ("memory growth", ("memory_growth",), ("--memory-budget", "4GiB")),
     "startup_coldwire_railwaytracks": ("start-up", ("startup",), ()),
+    # unseen85/ (helper-113), session 60; entries from the file names, written before
+    # reading the scripts
+    "compute_residentfit_fabricroll": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_tensortape_swatchhue": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "input_handfedtape_stitchsensor": ("input", ("input_bound",), ()),
+    "input_onbatchloop_fittingroom": ("input", ("input_bound",), ()),
+    "input_pyseqfeed_catwalkthumb": ("input", ("input_bound",), ()),
+    "input_yieldwrap_returnsreason": ("input", ("input_bound",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2286,6 +2294,11 @@ AB_SCRIPTS = {
         "input_tapedrip_chessclocks",
         "input_batchshove_boardgamemoves",
         "input_genspout_mouldsensors",
+    ),
+    "unseen85": (
+        "input_handfedtape_stitchsensor",
+        "input_onbatchloop_fittingroom",
+        "compute_tensortape_swatchhue",
     ),
 }
 
