@@ -222,7 +222,7 @@ def test_a_loops_busy_share_is_its_threads_cpu_in_its_typical_gap() -> None:
             pass
         _tfres_loopalone.gap_ended(stats)
 
-    stats = SimpleNamespace(gap_cpu=[[], None, None], steps=[None] * 5)  # 5 steps kept
+    stats = SimpleNamespace(gap_cpu=_tfres_loopalone.GapCpu(), steps=[None] * 5)  # 5 kept
     _tfres_loopalone.gap_ended(stats)  # before the first call's end: nothing to count
     assert _tfres_loopalone.busy_share(stats) == 0.0
     gap(0.0, 0.02)
@@ -231,9 +231,9 @@ def test_a_loops_busy_share_is_its_threads_cpu_in_its_typical_gap() -> None:
         gap(0.015, 0.005)
     gap(0.0, 0.2)  # a long pause (a read of the next shard): not the typical gap
     assert 0.45 <= _tfres_loopalone.busy_share(stats) <= 0.8
-    assert len(stats.gap_cpu[0]) == 5
+    assert len(stats.gap_cpu.shares) == 5
     gap(0.0, 0.001)  # past the steps kept: no share kept either
-    assert len(stats.gap_cpu[0]) == 5
+    assert len(stats.gap_cpu.shares) == 5
     _tfres_loopalone.gap_ended(None)  # a loop's first call: no stats yet
 
 

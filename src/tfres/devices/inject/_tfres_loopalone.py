@@ -129,17 +129,18 @@ class LoopCallAlone:
 
 
 def after_idle_gaps(call, gap_seconds, busy_share=0.0, calls=GAP_CALLS):
-    """Seconds of ``calls`` calls of ``call``, each made after a gap of ``gap_seconds``: a
-    call as the loop makes it, its function idle while the next batch is made, without the
-    making. Back to back, TensorFlow's threads are awake and its data warm; after a gap they
-    are not (a 5.0-5.4 ms ``train_on_batch`` ran 7.0 ms after 10 ms of sleep, 7.2-7.3 ms
-    after 10 ms of Python; ``benchmarks/accuracy/call_after_gap.py``). Each gap is asleep,
-    then for its last ``busy_share`` on the CPU, as a loop that makes its batch right before
-    the call: a Conv2D ``train_on_batch`` (``call_after_gap.py --model conv --gap-ms 34``)
-    ran 1.11-1.12 times as long as back to back after a sleep, 1.27-1.36 times after a
-    pure-Python busy loop; in ``unseen81/input_tobloop_gravestones``'s own loop, 23.6-25.8
-    ms against 15.6-17.3 back to back and 17.6-20.7 after a sleep (session 59)."""
-    busy = gap_seconds * min(1.0, max(0.0, busy_share))
+    """Seconds of ``calls`` calls of ``call``, each made after a gap of ``gap_seconds``: a call as
+    the loop makes it, its function idle while the next batch is made, without the making. Back
+    to back, TensorFlow's threads are awake and its data warm; after a gap they are not (a
+    5.0-5.4 ms ``train_on_batch`` ran 7.0 ms after 10 ms of sleep, 7.2-7.3 ms after 10 ms of
+    Python; ``benchmarks/accuracy/call_after_gap.py``). Each gap is asleep, then for its last
+    ``busy_share`` (0 to 1, :func:`busy_share`) on the CPU, as a loop that makes its batch right
+    before the call: a Conv2D ``train_on_batch``
+    (``call_after_gap.py --model conv --gap-ms 34``) ran 1.11-1.12 times as long as back to
+    back after a sleep, 1.27-1.36 times after a pure-Python busy loop; in
+    ``unseen81/input_tobloop_gravestones``'s own loop, 23.6-25.8 ms against 15.6-17.3 back to
+    back and 17.6-20.7 after a sleep (session 59)."""
+    busy = gap_seconds * busy_share
     times = []
     for _ in range(calls):
         time.sleep(gap_seconds - busy)
@@ -152,22 +153,34 @@ def after_idle_gaps(call, gap_seconds, busy_share=0.0, calls=GAP_CALLS):
     return times
 
 
+class GapCpu:
+    """A loop's thread on the CPU in its gaps (a ``_LoopStats``'s ``gap_cpu``): the share of
+    each gap (:func:`gap_ended`), one a step as long as its steps are kept, and the thread's
+    CPU and the wall time at the end of its last call (:func:`gap_began`; None before)."""
+
+    __slots__ = ("shares", "cpu_mark", "wall_mark")
+
+    def __init__(self):
+        self.shares = []
+        self.cpu_mark = None
+        self.wall_mark = None
+
+
 def gap_ended(stats):
     """At a loop's call, before it: the share of the gap since the end of the previous call
-    that its thread spent on the CPU, kept in ``stats.gap_cpu`` (the shares, and the CPU and
-    wall times :func:`gap_began` marked), one a step as long as its steps are kept.
+    that its thread spent on the CPU, kept in ``stats.gap_cpu.shares``.
     ``stats``: the loop's ``_LoopStats``, or None before its first call."""
-    if stats is None or stats.gap_cpu[1] is None:
+    if stats is None or stats.gap_cpu.wall_mark is None:
         return
-    shares, cpu, wall = stats.gap_cpu
-    took = time.perf_counter() - wall
-    if took > 0 and len(shares) < len(stats.steps):
-        shares.append((time.thread_time() - cpu) / took)
+    gap = stats.gap_cpu
+    took = time.perf_counter() - gap.wall_mark
+    if took > 0 and len(gap.shares) < len(stats.steps):
+        gap.shares.append((time.thread_time() - gap.cpu_mark) / took)
 
 
 def gap_began(stats):
     """At the end of a loop's call: where its gap's CPU and wall time are counted from."""
-    stats.gap_cpu[1], stats.gap_cpu[2] = time.thread_time(), time.perf_counter()
+    stats.gap_cpu.cpu_mark, stats.gap_cpu.wall_mark = time.thread_time(), time.perf_counter()
 
 
 def busy_share(stats):
@@ -176,7 +189,7 @@ def busy_share(stats):
     so many steps does not count. A parser or NumPy making the batch is on the CPU, a read
     from disk or a queue is not. The hook's own work in the gap (the sampler's handler)
     counts too."""
-    shares = stats.gap_cpu[0]
+    shares = stats.gap_cpu.shares
     return min(1.0, max(0.0, statistics.median(shares))) if shares else 0.0
 
 

@@ -84,7 +84,7 @@ class _LoopStats:
         self.python_mark = 0.0  # tf.data's Python CPU seconds at its previous eager step
         self.inside = False  # handed its data: its loop runs inside each call (_tfres_inside)
         self.window = None  # then, the profiler over the start of its second call
-        self.gap_cpu = [[], None, None]  # _tfres_loopalone.gap_ended, gap_began
+        self.gap_cpu = _tfres_loopalone.GapCpu()  # its thread on the CPU in its gaps
 
 
 def _patch_tf_function(tf):
