@@ -56,6 +56,22 @@ def test_window_steps_carry_measured_input_wait(monkeypatch: pytest.MonkeyPatch)
     assert not [n for n in cb.record.notes if "not timed" in n]
 
 
+def test_the_default_window_leaves_unprofiled_steps_in_a_short_epoch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tfres.callbacks.resource_monitor import ResourceMonitor
+
+    monkeypatch.delenv("TFRES_INSTRUMENT", raising=False)
+    monkeypatch.delenv("TFRES_STEPS_FILE", raising=False)
+    cb = ResourceMonitor(sample=False, store=False)  # the default window, steps 5-24
+    _fit(cb, 0.01, steps=25)  # one epoch of 25 steps: 5-24 would trace all of it from 5 on
+    waited = [s["step"] for s in cb.steps if s.get("input_wait_seconds") is not None]
+    # fitted: 8 steps (a tenth of 25 is fewer), then unprofiled ones in the same epoch, which
+    # tell what the profiler added to each window step
+    assert waited == list(range(5, 13))
+    assert all(s.get("profiler_seconds", -1) >= 0 for s in cb.steps if s["step"] in waited)
+
+
 def test_a_window_from_step_0_borrows_the_batch_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
     from tfres.callbacks.resource_monitor import ResourceMonitor
 

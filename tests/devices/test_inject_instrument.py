@@ -408,7 +408,8 @@ def test_generator_fit_gets_steps_input_wait_and_phases(tmp_path: Path, python: 
     fit = [s for s in record.steps if s.get("kind") == "fit"]
     assert len(fit) == 60 and [s["epoch"] for s in fit].count(1) == 30
     waited = [s for s in fit if s.get("input_wait_seconds") is not None]
-    assert len(waited) == 20  # the default profiler window, steps 5-24
+    # the default window (steps 5-24) fitted to this fit of 60 steps (_tfres_fitplan): 8
+    assert len(waited) == 8 and [s["step"] for s in waited] == list(range(5, 13))
     assert all(0 <= s["input_wait_seconds"] <= s["duration_seconds"] for s in waited)
     # the reader sleeps 20 ms per batch; the model is tiny: most of each step is waiting
     assert run_facts(record).input_wait_fraction > 0.6
@@ -421,7 +422,7 @@ def test_generator_fit_gets_steps_input_wait_and_phases(tmp_path: Path, python: 
     (evaluate,) = [p for p in record.phases if p.name == "evaluate"]
     assert evaluate.start_seconds <= first_eval.start_seconds < evaluate.end_seconds
     assert record.findings[0]["rule"] == "input_bound"
-    assert record.extra["profile"]["summary"]["steps"] == 20
+    assert record.extra["profile"]["summary"]["steps"] == 8
     # step 4 lent its batch: the same train function, alone, timed after the fit
     alone = record.extra["step_alone"]
     assert alone["calls_seconds"] and 0 < alone["seconds"] <= max(alone["calls_seconds"])
@@ -433,10 +434,10 @@ def test_generator_fit_gets_steps_input_wait_and_phases(tmp_path: Path, python: 
     # in the unprofiled calls after the window: the pipeline's beside each window call
     assert alone["cpu_seconds"] > 0 and alone["plain_cpu_seconds"] > 0
     assert alone["plain_threads"] >= 1  # the threads a plain call ran on (Linux)
-    # an epoch of 30 steps leaves 3 after the window (27-29): too few to read either
+    # the fitted window leaves 15 unprofiled steps in its epoch of 30 (15-29), enough to
+    # read what the profiler added to a step (a window of 5-24 left 3, too few to read it)
     profile = record.extra["profile"]
-    assert profile["unprofiled_steps"] == 3 and profile["profiler_seconds_per_step"] is None
-    assert not [s for s in profile["steps"] if "cpu_beside_seconds" in s]
+    assert profile["unprofiled_steps"] == 15 and profile["profiler_seconds_per_step"] is not None
     # the step alone's calls, at exit, are tfres's: no custom loop is seen in them
     assert not [s for s in record.steps if s.get("kind") == "loop"]
     assert not [n for n in record.notes if "not timed" in n], record.notes
@@ -456,7 +457,7 @@ def train(width):
     return model.get_weights()
 
 def main():
-    first = train(4)   # steps 0-39: the window (5-24) and the step that lends its batch
+    first = train(4)   # steps 0-39: the window (5-12) and the step that lends its batch
     second = train(6)  # a new model: the first one's step alone is timed before it trains
     atexit.register(print, "the program's own exit handler ran")
     print("weights", len(first), len(second))
@@ -474,7 +475,7 @@ def test_the_step_alone_is_timed_before_another_model_trains(tmp_path: Path, pyt
     assert first_fit.end_seconds <= alone["start_seconds"] <= second_fit.start_seconds
     assert not [n for n in record.notes if "instrumentation" in n or "not timed" in n]
     steps = record.extra["profile"]["steps"]
-    assert [s["step"] for s in steps] == list(range(5, 25))
+    assert [s["step"] for s in steps] == list(range(5, 13))  # fitted to 40 steps
     assert all(s["input_seconds"] <= s["duration_seconds"] for s in steps)
 
 
@@ -899,7 +900,7 @@ def test_the_step_marker_spans_the_step_the_hook_times(tmp_path: Path, python: s
     record, _ = _run(tmp_path, python, SLOW_READER_FIT)
     hook = {s["step"]: s for s in record.steps if s.get("kind") == "fit"}
     traced = record.extra["profile"]["steps"]
-    assert [s["step"] for s in traced] == list(range(5, 25))
+    assert [s["step"] for s in traced] == list(range(5, 13))  # fitted to 40 steps
     marked = sum(s["duration_seconds"] for s in traced)
     timed = sum(hook[s["step"]]["duration_seconds"] for s in traced)
     # the marker opens and closes in the hook's batch-begin callback: only the hook's own
@@ -911,10 +912,10 @@ def test_the_step_marker_spans_the_step_the_hook_times(tmp_path: Path, python: s
         assert s["input_seconds"] <= hook[s["step"]]["duration_seconds"]
     # a 15 ms reader and a step of well under 15 ms of work: most of each step is blocked
     assert sum(s["input_seconds"] for s in traced) > 0.5 * timed
-    # what the profiler added to each window step: its median above the 13 unprofiled steps
-    # after it in the epoch (27-39); each traced step gives it up and carries it
+    # what the profiler added to each window step: its median above the 25 unprofiled steps
+    # after it in the epoch (15-39); each traced step gives it up and carries it
     profile = record.extra["profile"]
-    assert profile["unprofiled_steps"] == 13
+    assert profile["unprofiled_steps"] == 25
     extra = profile["profiler_seconds_per_step"]
     assert extra is not None and extra >= 0
     # and the CPU of those calls on threads a plain call alone did not run on: the
@@ -1006,7 +1007,7 @@ def test_a_pydatasets_worker_threads_are_seen_beside_the_steps(tmp_path: Path, p
     record, _ = _run(tmp_path, python, PYDATASET_FIT.format(processes=False))
     profile = record.extra["profile"]
     steps = profile["steps"]
-    assert len(steps) == 20
+    assert len(steps) == 8  # the default window fitted to 40 steps
     assert sum(s["pipeline_seconds"] for s in steps) > 0.1 * profile["summary"]["duration_seconds"]
     assert profile["workers_cpu_share"] == 0.0  # threads, no worker processes
     assert not [n for n in record.notes if n.startswith("instrumentation")], record.notes

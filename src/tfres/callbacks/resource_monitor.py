@@ -9,7 +9,7 @@ from typing import Any
 import keras
 
 from tfres.backends.tf_memory import TfMemoryReader
-from tfres.devices.inject import _tfres_alone, _tfres_quiet, _tfres_window
+from tfres.devices.inject import _tfres_alone, _tfres_fitplan, _tfres_quiet, _tfres_window
 from tfres.devices.inject import _tfres_xplane as xplane
 from tfres.record import Record
 from tfres.sampler.sampler import DEFAULT_INTERVAL_SECONDS
@@ -49,7 +49,8 @@ class ResourceMonitor(keras.callbacks.Callback):
       record stays bounded; ``record.extra["steps_stride"]`` says how many were skipped.
     - Input wait is measured as ``tfres run`` measures it (docs/instrumentation.md): a
       TensorFlow profiler window over the steps ``input_wait_window`` (default 5-24, ending
-      after 2 s once it has traced 8 steps, as ``tfres run``'s does; None: off)
+      after 2 s once it has traced 8 steps, and fitted to a short ``fit``, as ``tfres run``'s
+      is; None: off)
       and the time each step waits for tf.data (blocked in ``IteratorGetNext``, or for the
       GIL while the pipeline's Python runs, or slowed by the pipeline taking its cores: the
       step's call against the same call on a cached batch, timed at train end with every
@@ -155,6 +156,10 @@ class ResourceMonitor(keras.callbacks.Callback):
         # under tfres run, steps go to the parent through $TFRES_STEPS_FILE (when attached to
         # a monitor, that monitor's record gets them instead)
         self._steps_file = StepsFile(from_env=self._attached is None, flush_each=False)
+        if self._window.window is not None:  # the default window fitted to this fit's length
+            per = getattr(self.model, "steps_per_execution", 1) if self.model else 1
+            calls = _tfres_fitplan.train_calls(self.params, per)
+            _tfres_fitplan.fit_window(self._window.window, self._seen, *calls)
 
     # -- epochs ----------------------------------------------------------------------------
     def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:

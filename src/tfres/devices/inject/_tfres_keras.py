@@ -320,6 +320,11 @@ def _callback_class(keras, inst):
 
         def on_train_begin(self, logs=None):
             self._start("fit")
+            try:
+                per = getattr(self.model, "steps_per_execution", 1) if self.model else 1
+                profile.fit_window(self.counts.get("fit", 0), self.params, per)
+            except Exception as err:
+                inst.failed("fitting the profiler window to the fit", err)
 
         # the program's own on_epoch_end callbacks run from this callback's (the first in
         # the list) to the next epoch's start or the fit's end: a phase where they took

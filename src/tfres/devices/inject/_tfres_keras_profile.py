@@ -11,6 +11,7 @@ import os
 import shutil
 
 import _tfres_alone as alone
+import _tfres_fitplan
 import _tfres_instrument as core
 import _tfres_window
 
@@ -47,6 +48,14 @@ def _arm(model, only_open=False):
 def _new_logdir():
     inst = core.INSTRUMENT
     return inst.profile_dir if _user_window() and inst.profile_dir else core._tmpdir()
+
+
+def fit_window(fit_start, params, steps_per_execution):
+    """A ``fit`` begins at train step ``fit_start``: the default window ends where it fits
+    that ``fit``'s length (:mod:`_tfres_fitplan`; Keras's callback ``params``)."""
+    if not _user_window():
+        calls = _tfres_fitplan.train_calls(params, steps_per_execution)
+        _tfres_fitplan.fit_window(_window(), fit_start, *calls)
 
 
 def window_step(index, model):
