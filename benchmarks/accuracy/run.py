@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen85/``, each written by a
+For each script of the set (``unseen/`` to ``unseen86/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1865,6 +1865,28 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "input_onbatchloop_fittingroom": ("input", ("input_bound",), ()),
     "input_pyseqfeed_catwalkthumb": ("input", ("input_bound",), ()),
     "input_yieldwrap_returnsreason": ("input", ("input_bound",), ()),
+    # unseen86/ (helper-114), session 61; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_fullsnapshot_dovetailjig": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_residenttape_chairstressrig": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_slicedtensors_mattresspressure": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_epochscoring_varnishdrying": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_manualbatches_sofaroute": ("input", ("input_bound",), ()),
+    "input_microfiles_flatpackinstructions": ("input", ("input_bound",), ()),
+    "input_npfuncdecode_woodgrainphoto": ("input", ("input_bound",), ()),
+    "input_pyloopgrad_cncspindle": ("input", ("input_bound",), ()),
+    "input_sequenceworker_upholsteryswatch": ("input", ("input_bound",), ()),
+    "input_yieldsource_sawmillmoisture": ("input", ("input_bound",), ()),
+    "memory_gradledger_showroomfootfall": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_importbuild_showroomfloor": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2299,6 +2321,11 @@ AB_SCRIPTS = {
         "input_handfedtape_stitchsensor",
         "input_onbatchloop_fittingroom",
         "compute_tensortape_swatchhue",
+    ),
+    "unseen86": (
+        "input_pyloopgrad_cncspindle",
+        "input_manualbatches_sofaroute",
+        "input_sequenceworker_upholsteryswatch",
     ),
 }
 
