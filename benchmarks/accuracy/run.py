@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen86/``, each written by a
+For each script of the set (``unseen/`` to ``unseen87/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1887,6 +1887,28 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_importbuild_showroomfloor": ("start-up", ("startup",), ()),
+    # unseen87/ (helper-115), session 61; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_kerasdump_nectarflow": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_graphtape_hiveclimate": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_ramtensors_honeyyield": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_predsweep_swarmalert": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_batchpusher_pollenspectra": ("input", ("input_bound",), ()),
+    "input_genpipe_hivescale": ("input", ("input_bound",), ()),
+    "input_npmapper_entranceaudio": ("input", ("input_bound",), ()),
+    "input_seqbatcher_broodframe": ("input", ("input_bound",), ()),
+    "input_shardcrawl_varroacount": ("input", ("input_bound",), ()),
+    "input_tapefeeder_foragegps": ("input", ("input_bound",), ()),
+    "memory_logitstash_miteboard": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_importbuild_queencell": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2326,6 +2348,11 @@ AB_SCRIPTS = {
         "input_pyloopgrad_cncspindle",
         "input_manualbatches_sofaroute",
         "input_sequenceworker_upholsteryswatch",
+    ),
+    "unseen87": (
+        "input_tapefeeder_foragegps",
+        "input_batchpusher_pollenspectra",
+        "input_seqbatcher_broodframe",
     ),
 }
 
