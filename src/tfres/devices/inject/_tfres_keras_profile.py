@@ -69,8 +69,10 @@ def end_step():
 
 
 def stop_window():
+    """The fit ends: stop the profiler, and a later fit's steps are not the window's."""
     if _WINDOW:
         _WINDOW[0].stop()
+        _WINDOW[0].release()
 
 
 def _note_stop_error(inst):

@@ -139,6 +139,9 @@ class ProfilerWindow:
         self.workers_share = None
         self.window_seconds = []
         self._later = []  # (step, seconds) of the unprofiled steps after the window
+        #: no more of them once the window's epoch or its fit has ended (:meth:`release`): a
+        #: second fit's epoch 0 (a model trained again) is not the window's epoch 0
+        self._later_closed = False
         self._before = []  # (epoch, seconds) of the steps before the window, past the first
         #: the process's CPU seconds (all its threads) in each call of the train function, by
         #: step, from the window's first to its last unprofiled step: the step's own math and
@@ -240,6 +243,7 @@ class ProfilerWindow:
         elif (
             index > self.last + SKIP_AFTER
             and epoch == self._epoch
+            and not self._later_closed
             and len(self._later) < LATER_STEPS
         ):
             self._later.append((index, duration_seconds))
@@ -249,7 +253,9 @@ class ProfilerWindow:
     def release(self):
         """Put the model's train function back (:func:`mark_calls`). The window leaves it
         marked after the profiler stops, to read the CPU of the unprofiled calls after it,
-        until it has :data:`LATER_STEPS` of them or the window's epoch ends."""
+        until it has :data:`LATER_STEPS` of them or the window's epoch ends. Unprofiled steps
+        after this are not the window's (once it has traced)."""
+        self._later_closed = self._later_closed or self._traced
         if self._unmark is not None:
             unmark, self._unmark = self._unmark, None
             unmark()
