@@ -157,9 +157,7 @@ class ResourceMonitor(keras.callbacks.Callback):
         # a monitor, that monitor's record gets them instead)
         self._steps_file = StepsFile(from_env=self._attached is None, flush_each=False)
         if self._window.window is not None:  # the default window fitted to this fit's length
-            per = getattr(self.model, "steps_per_execution", 1) if self.model else 1
-            calls = _tfres_fitplan.train_calls(self.params, per)
-            _tfres_fitplan.fit_window(self._window.window, self._seen, *calls)
+            _tfres_fitplan.fit_window(self._window.window, self._seen, self.params, self.model)
 
     # -- epochs ----------------------------------------------------------------------------
     def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:

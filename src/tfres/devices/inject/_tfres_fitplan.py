@@ -49,11 +49,14 @@ def fitted_last(first, last, fit_start, steps_per_epoch, epochs=None):
     return max(fitted, min(last, first + _tfres_window.MIN_TRACED - 1))
 
 
-def fit_window(window, fit_start, steps_per_epoch, epochs=None):
+def fit_window(window, fit_start, params, model=None):
     """Fit the default ``window`` (a :class:`_tfres_window.ProfilerWindow` with its caps,
-    not yet begun) to the ``fit`` that begins: :func:`fitted_last`."""
+    not yet begun) to the ``fit`` of ``model`` that begins at train step ``fit_start``, from
+    its callbacks' ``params`` (:func:`train_calls`, :func:`fitted_last`)."""
     if window.state == "waiting" and window.max_seconds is not None:
-        window.last = fitted_last(window.first, window.last, fit_start, steps_per_epoch, epochs)
+        per = getattr(model, "steps_per_execution", 1) if model is not None else 1
+        calls = train_calls(params, per)
+        window.last = fitted_last(window.first, window.last, fit_start, *calls)
 
 
 def train_calls(params, steps_per_execution=1):

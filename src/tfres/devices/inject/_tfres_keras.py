@@ -321,8 +321,7 @@ def _callback_class(keras, inst):
         def on_train_begin(self, logs=None):
             self._start("fit")
             try:
-                per = getattr(self.model, "steps_per_execution", 1) if self.model else 1
-                profile.fit_window(self.counts.get("fit", 0), self.params, per)
+                profile.fit_window(self.counts.get("fit", 0), self.params, self.model)
             except Exception as err:
                 inst.failed("fitting the profiler window to the fit", err)
 

@@ -50,12 +50,11 @@ def _new_logdir():
     return inst.profile_dir if _user_window() and inst.profile_dir else core._tmpdir()
 
 
-def fit_window(fit_start, params, steps_per_execution):
+def fit_window(fit_start, params, model):
     """A ``fit`` begins at train step ``fit_start``: the default window ends where it fits
     that ``fit``'s length (:mod:`_tfres_fitplan`; Keras's callback ``params``)."""
     if not _user_window():
-        calls = _tfres_fitplan.train_calls(params, steps_per_execution)
-        _tfres_fitplan.fit_window(_window(), fit_start, *calls)
+        _tfres_fitplan.fit_window(_window(), fit_start, params, model)
 
 
 def window_step(index, model):
