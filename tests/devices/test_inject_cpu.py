@@ -7,6 +7,7 @@ import hashlib
 import multiprocessing
 import threading
 import time
+from multiprocessing.connection import Connection
 
 from tfres.devices.inject import _tfres_cpu
 
@@ -53,7 +54,7 @@ def _burn(seconds: float) -> None:
 
 
 def test_the_worker_processes_cpu_since_a_reading_is_what_they_ran() -> None:
-    """A loop's call after a timed gap counts its pool's CPU beside it (in clock ticks)."""
+    """A loop's call after a timed gap counts its pool's CPU beside it."""
     assert _tfres_cpu.workers_cpu_since(None) == 0.0  # not read
     worker = multiprocessing.get_context("fork").Process(target=_burn, args=(1.5,))
     worker.start()
@@ -64,5 +65,38 @@ def test_the_worker_processes_cpu_since_a_reading_is_what_they_ran() -> None:
         ran = _tfres_cpu.workers_cpu_since(before)
     finally:
         worker.join()
-    # one busy process for 0.5 s: near 0.5 CPU seconds (2-core CI, ticks of 10 ms: > 0.2)
+    # one busy process for 0.5 s: near 0.5 CPU seconds (2-core CI: > 0.2)
     assert 0.2 < ran <= 0.6
+
+
+def _burn_cpu(seconds: float, ready: Connection, go: Connection) -> None:
+    ready.send("ready")
+    go.recv()
+    end = time.process_time() + seconds  # its own CPU, not the wall: a busy CI core
+    while time.process_time() < end:
+        pass
+    ready.send("done")
+    go.recv()
+
+
+def test_a_worker_processes_cpu_is_read_finer_than_procs_10_ms_ticks() -> None:
+    """A window of 8 fast steps lasts about 25 ms: the workers' CPU over it is read by their
+    CPU clocks, in nanoseconds, not in ``/proc``'s ticks (0, 10 or 20 ms for 15 ms run)."""
+    ours, theirs = multiprocessing.Pipe()
+    go_ours, go_theirs = multiprocessing.Pipe()
+    worker = multiprocessing.get_context("fork").Process(
+        target=_burn_cpu, args=(0.015, theirs, go_theirs)
+    )
+    worker.start()
+    try:
+        assert ours.recv() == "ready"
+        before = _tfres_cpu.workers_cpu_seconds()
+        go_ours.send("go")
+        assert ours.recv() == "done"
+        ran = _tfres_cpu.workers_cpu_since(before)
+        go_ours.send("end")
+    finally:
+        worker.join()
+    # 15 ms of its own CPU, and a pipe's send and receive around it
+    assert 0.0145 < ran < 0.019
+    assert _tfres_cpu.process_cpu_seconds(worker.pid) is None  # ended and reaped

@@ -4,9 +4,9 @@
 program's other threads ran beside a train call, :func:`beside_seconds`), and its worker
 processes' (:func:`workers_cpu_seconds`).
 
-Linux gives every thread a CPU clock in nanoseconds (``/proc``'s ``stat`` counts 10 ms
-ticks, coarser than a step); Python reads another thread's clock from its id. A read costs
-about 1 us a thread: 20 us for 15 threads, 210 us for 200.
+Linux gives every thread and every process a CPU clock in nanoseconds (``/proc``'s
+``stat`` counts 10 ms ticks, coarser than a step); Python reads another one's clock from its
+id. A read costs about 1 us a thread: 20 us for 15 threads, 210 us for 200.
 """
 
 import os
@@ -97,29 +97,49 @@ def beside_seconds(readings, plain_threads, least):
 def workers_cpu_seconds():
     """CPU seconds used so far by this process's ``multiprocessing`` children (the worker
     processes of a ``PyDataset(use_multiprocessing=True)``, a ``Pool`` of the program's
-    own): 0.0 with none, None where ``/proc`` cannot tell (not Linux)."""
+    own): 0.0 with none, None where neither their clocks nor ``/proc`` can tell (not Linux)."""
     mp = sys.modules.get("multiprocessing")
     children = mp.active_children() if mp is not None else []
     if not children:
         return 0.0
-    tick = os.sysconf("SC_CLK_TCK")
     total = 0.0
     for child in children:
-        try:
-            with open("/proc/%d/stat" % child.pid) as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
+        seconds = process_cpu_seconds(child.pid)
+        if seconds is None:
             if not os.path.isdir("/proc/self"):
                 return None
             continue  # it ended meanwhile
-        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        total += seconds
     return total
+
+
+def process_cpu_seconds(pid):
+    """Process ``pid``'s CPU seconds, all its threads': its CPU clock, in nanoseconds (a
+    window of 8 fast steps lasts about 25 ms, and ``/proc``'s ``stat`` counts 10 ms ticks:
+    a ``PyDataset``'s worker processes read 0.0 or 0.30 of a core over it), else that
+    ``stat``'s ticks; None where it ended or neither can be read."""
+    try:
+        return time.clock_gettime(_process_clock(pid))
+    except (OSError, OverflowError, AttributeError):  # gone, or no such clock here
+        pass
+    try:
+        with open("/proc/%d/stat" % pid) as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def _process_clock(pid):
+    # the kernel's clock of process ``pid``'s CPU time (CPUCLOCK_SCHED of the whole process),
+    # the id clock_getcpuclockid gives: Linux reads it for any process, Python has no call
+    return ((~pid) << 3) | 2
 
 
 def workers_cpu_since(before):
     """The CPU seconds the program's worker processes (a ``multiprocessing.Pool``, a
     ``ProcessPoolExecutor``) ran since ``before``, read for a custom loop's calls after a
-    timed gap only (``/proc``, in clock ticks). Their batches are made beside the call, on
+    timed gap only (:func:`process_cpu_seconds`). Their batches are made beside the call, on
     the cores it runs on: a k-mer counting pool of 2 on 2 cores slowed each 18 ms call to
     25-120 ms, and the process's own CPU saw none of it
     (``unseen32/input_processpool_kmers_genomics``). 0.0 where not read."""
