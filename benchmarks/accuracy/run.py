@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen87/``, each written by a
+For each script of the set (``unseen/`` to ``unseen89/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1909,6 +1909,50 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_importbuild_queencell": ("start-up", ("startup",), ()),
+    # unseen88/ (helper-116), session 62; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_batcharchive_cologne": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_convtower_sunscreenuv": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_gatedmlp_saponification": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_shelfscore_fragrancenotes": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_generatorspout_attarstills": ("input", ("input_bound",), ()),
+    "input_gradientwalk_patchpanels": ("input", ("input_bound",), ()),
+    "input_linepush_fillingline": ("input", ("input_bound",), ()),
+    "input_microrecords_loyaltybaskets": ("input", ("input_bound",), ()),
+    "input_npyfuncmap_chromatograms": ("input", ("input_bound",), ()),
+    "input_shadeloader_lipstickswatches": ("input", ("input_bound",), ()),
+    "memory_weighttrail_viscometer": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_coldimport_nailpolish": ("start-up", ("startup",), ()),
+    # unseen89/ (helper-117), session 62; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_batchvault_bullwheels": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_convstack_snowguns": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_resblocks_puckframes": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_seasonholdout_liftsales": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_braidedshards_rinklogs": ("input", ("input_bound",), ()),
+    "input_eagermap_beaconpings": ("input", ("input_bound",), ()),
+    "input_gradloop_bindingtests": ("input", ("input_bound",), ()),
+    "input_spoonfed_snowcattracks": ("input", ("input_bound",), ()),
+    "input_workerseq_snowpack": ("input", ("input_bound",), ()),
+    "input_yieldframes_liftgates": ("input", ("input_bound",), ()),
+    "memory_hoarding_pistereports": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_runtimecheck_skipatrol": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2353,6 +2397,16 @@ AB_SCRIPTS = {
         "input_tapefeeder_foragegps",
         "input_batchpusher_pollenspectra",
         "input_seqbatcher_broodframe",
+    ),
+    "unseen88": (
+        "input_gradientwalk_patchpanels",
+        "input_linepush_fillingline",
+        "input_shadeloader_lipstickswatches",
+    ),
+    "unseen89": (
+        "input_gradloop_bindingtests",
+        "input_spoonfed_snowcattracks",
+        "input_workerseq_snowpack",
     ),
 }
 
