@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen89/``, each written by a
+For each script of the set (``unseen/`` to ``unseen90/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -1953,6 +1953,14 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_runtimecheck_skipatrol": ("start-up", ("startup",), ()),
+    # unseen90/ (helper-118), session 62; entries from the file names, written before
+    # reading the scripts
+    "compute_densestack_bellflares": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "input_cardloader_luthiercards": ("input", ("input_bound",), ()),
+    "input_hopsource_feltdurometer": ("input", ("input_bound",), ()),
+    "input_jsonparse_voicinglogs": ("input", ("input_bound",), ()),
+    "input_scanwalk_fretboards": ("input", ("input_bound",), ()),
+    "input_tapspectra_violinplates": ("input", ("input_bound",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2407,6 +2415,11 @@ AB_SCRIPTS = {
         "input_gradloop_bindingtests",
         "input_spoonfed_snowcattracks",
         "input_workerseq_snowpack",
+    ),
+    "unseen90": (
+        "input_tapspectra_violinplates",
+        "input_scanwalk_fretboards",
+        "input_hopsource_feltdurometer",
     ),
 }
 
