@@ -1983,6 +1983,28 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_importprobe_solventstill": ("start-up", ("startup",), ()),
+    # unseen91/ (helper-119), session 63; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_savekerasbatch_glassgathers": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_slicesfit_shardxrf": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_tapetensors_gasflow": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_bigholdout_studiobookings": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_batchcallloop_fairbaskets": ("input", ("input_bound",), ()),
+    "input_fromgenfeed_kilnthermo": ("input", ("input_bound",), ()),
+    "input_numpyfnmap_wheeltorque": ("input", ("input_bound",), ()),
+    "input_pydatasetw1_glazesheets": ("input", ("input_bound",), ()),
+    "input_pylooptape_crackleglaze": ("input", ("input_bound",), ()),
+    "input_tfrecsmall_claymoisture": ("input", ("input_bound",), ()),
+    "memory_weighthoard_rakufiring": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_devlistcompile_annealoven": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2442,6 +2464,11 @@ AB_SCRIPTS = {
         "input_tapspectra_violinplates",
         "input_scanwalk_fretboards",
         "input_hopsource_feltdurometer",
+    ),
+    "unseen91": (
+        "input_pylooptape_crackleglaze",
+        "input_batchcallloop_fairbaskets",
+        "input_fromgenfeed_kilnthermo",
     ),
     "unseen92": (
         "input_logparsetape_dosingpump",
