@@ -1961,28 +1961,6 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "input_jsonparse_voicinglogs": ("input", ("input_bound",), ()),
     "input_scanwalk_fretboards": ("input", ("input_bound",), ()),
     "input_tapspectra_violinplates": ("input", ("input_bound",), ()),
-    # unseen92/ (helper-120), session 63; entries from the file names, written before
-    # reading the scripts
-    "checkpoint_everystepkeras_dryercycles": (
-        "checkpoint saves",
-        ("phase_share:Model and checkpoint",),
-        (),
-    ),
-    "compute_slicedprefetch_dryerhumidity": ("compute", ("cpu_bound", "compute_bound"), ()),
-    "compute_tensorlist_waterhardness": ("compute", ("cpu_bound", "compute_bound"), ()),
-    "eval_bigholdout_deliveryvans": ("evaluation", ("phase_share:Evaluation",), ()),
-    "input_genspectra_washerdrum": ("input", ("input_bound",), ()),
-    "input_hashbatcher_carelabels": ("input", ("input_bound",), ()),
-    "input_logparsetape_dosingpump": ("input", ("input_bound",), ()),
-    "input_numpyrender_stainphotos": ("input", ("input_bound",), ()),
-    "input_onefileeach_pickuptickets": ("input", ("input_bound",), ()),
-    "input_pidsimfeed_steampress": ("input", ("input_bound",), ()),
-    "memory_weighthoard_lintscreens": (
-        "memory growth",
-        ("memory_growth",),
-        ("--memory-budget", "4GiB"),
-    ),
-    "startup_importprobe_solventstill": ("start-up", ("startup",), ()),
     # unseen91/ (helper-119), session 63; entries from the file names, written before
     # reading the scripts
     "checkpoint_savekerasbatch_glassgathers": (
@@ -2005,6 +1983,28 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_devlistcompile_annealoven": ("start-up", ("startup",), ()),
+    # unseen92/ (helper-120), session 63; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_everystepkeras_dryercycles": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_slicedprefetch_dryerhumidity": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_tensorlist_waterhardness": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_bigholdout_deliveryvans": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_genspectra_washerdrum": ("input", ("input_bound",), ()),
+    "input_hashbatcher_carelabels": ("input", ("input_bound",), ()),
+    "input_logparsetape_dosingpump": ("input", ("input_bound",), ()),
+    "input_numpyrender_stainphotos": ("input", ("input_bound",), ()),
+    "input_onefileeach_pickuptickets": ("input", ("input_bound",), ()),
+    "input_pidsimfeed_steampress": ("input", ("input_bound",), ()),
+    "memory_weighthoard_lintscreens": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_importprobe_solventstill": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
