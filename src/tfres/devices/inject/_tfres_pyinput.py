@@ -204,6 +204,8 @@ class GapSampler:
         """Stop timing; the gap's :class:`GapReading`, or None when it was not being timed
         (or it outlasted its limit). ``call_frame``: the frame of the call that ends the gap,
         from which the loop's statement making the call is found (see :mod:`_tfres_feed`)."""
+        if not self._sampling:  # most calls: no gap timed (only the loop's thread starts one)
+            return None
         with self._lock:
             if not self._sampling:
                 return None
@@ -392,6 +394,8 @@ class PipelinePython:
         its threads (as a Keras step's ``pipeline_seconds``), at most the call's length. Every
         finished span is let go: it ended before the loop's next call can start."""
         spans = self.spans
+        if not spans and not self._running:  # a loop over no Python pipeline: every call
+            return 0.0
         done = len(spans)
         running = [(s, end) for s in list(self._running.values())]
         total = overlap(spans[:done] + running, start, end)
