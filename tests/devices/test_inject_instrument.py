@@ -194,6 +194,29 @@ for step in range(300):
     float(train_step(it))
 """
 
+SLOW_ITERATOR_STEP = """
+import time
+import tensorflow as tf
+
+def slow(i):
+    time.sleep(0.3)
+    return tf.ones((16, 64))
+
+ds = tf.data.Dataset.range(10**6).map(lambda i: tf.py_function(slow, [i], tf.float32))
+w = tf.Variable(tf.ones((64, 64)) * 0.01)
+
+@tf.function
+def train_step(iterator):  # a step of 0.3 s: the first 0.5 s of profiling holds 2 reads
+    x = tf.ensure_shape(next(iterator), (16, 64))
+    loss = tf.reduce_mean(tf.matmul(x, w) ** 2)
+    w.assign_sub(0.001 * tf.ones((64, 64)) * loss)
+    return loss
+
+it = iter(ds)
+for step in range(10):
+    float(train_step(it))
+"""
+
 CAPTURED_ITERATOR_EPOCH = """
 import numpy as np
 import tensorflow as tf
@@ -631,6 +654,26 @@ def test_a_step_function_handed_its_iterator_has_its_reads_traced_over_many_call
     assert timed == loop[1:]
     assert record.extra["step_alone"]["kind"] == "loop"
     assert run_facts(record).input_wait_fraction > 0.6
+    assert record.findings[0]["rule"] == "input_bound"
+
+
+def test_a_window_that_held_too_few_reads_opens_again_for_twice_as_long(
+    tmp_path: Path, python: str
+) -> None:
+    """Steps of 0.3 s, each reading its batch inside the function: the profiler's 0.5 s
+    from the second call hold two reads, under the three a reading needs. The window opens
+    again at once for 1 s, and its trace gives the steps' input wait. Before, the input
+    wait of such a loop was not measured in the trace (and a loaded machine left a
+    whole-epoch function so: its first profiled call ran slow, see ``CallWindow``)."""
+    record, _ = _run(tmp_path, python, SLOW_ITERATOR_STEP)
+    loop = [s for s in record.steps if s.get("kind") == "loop"]
+    assert len(loop) == 10
+    (note,) = [n for n in record.notes if "reads its data inside the function" in n]
+    assert "opened again: the first, of 0.5 s, held under 3 reads" in note, note
+    assert "profiler trace of 1." in note, note
+    timed = [s for s in loop if s.get("input_wait_seconds") is not None]
+    assert len(timed) >= 3
+    assert all(0.5 * s["duration_seconds"] < s["input_wait_seconds"] for s in timed)
     assert record.findings[0]["rule"] == "input_bound"
 
 
