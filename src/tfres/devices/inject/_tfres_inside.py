@@ -102,7 +102,7 @@ class CallWindow:
     opens again at once, once, for twice as long (within :data:`MAX_WINDOW_SECONDS` of
     tracing in all), and its reading is that second trace's. The profiler's first traced
     work runs slower than the rest: on a loaded machine (two cores, 1-minute load about 8) a
-    whole-epoch function's first profiled call took 1.6-4.6 s against 0.6-1.1 s unprofiled,
+    whole-epoch function's first profiled call took 1.6-4.6 s against 0.6-1.0 s unprofiled,
     and 0.5 s from its start held under 3 reads in 4 runs of 4 (its input wait not
     measured); steps of over a quarter of the window (a step function of 300 ms handed an
     iterator) held 2 reads at most. The first trace is read on the timer's thread, while
