@@ -38,6 +38,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from trees import baseline_src, compiled
+
 ROOT = Path(__file__).resolve().parents[1]
 INJECT = ROOT / "src" / "tfres" / "devices" / "inject"
 
@@ -139,28 +141,6 @@ def in_process(calls: int = 200) -> dict[str, float]:
     return {name: statistics.median(t) * 1e3 for name, t in times.items()}
 
 
-def _baseline_src(rev: str, into: Path) -> Path:
-    """``rev``'s ``src/`` in ``into``, compiled as an installed tfres would be."""
-    got = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], capture_output=True)
-    if got.returncode != 0:
-        raise SystemExit(
-            f"hook_gil.py: --baseline {rev!r} is not a revision of this checkout "
-            "(give a commit, e.g. 9842899)"
-        )
-    archive = got.stdout
-    into.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into / "src"
-
-
-def _compiled(src: Path) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(src / "tfres")],
-        check=True,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""},
-    )
-
-
 def one_run(arm: str, src: Path | None, work: Path, n: int) -> dict[str, Any]:
     out = work / f"{arm}-{n}.json"
     program = [sys.executable, str(work / "program.py"), str(out)]
@@ -195,9 +175,9 @@ def end_to_end(baseline: str, rounds: int) -> dict[str, Any]:
     """(b): the program's own step time per arm, median over ``rounds``."""
     work = Path(tempfile.mkdtemp(prefix="tfres_gil_e2e_"))
     (work / "program.py").write_text(PROGRAM)
-    base = _baseline_src(baseline, work / "baseline")
+    base = baseline_src(baseline, work / "baseline", "hook_gil.py")
     for src in (base, ROOT / "src"):
-        _compiled(src)
+        compiled(src)
     arms: dict[str, Path | None] = {"plain": None, "baseline": base, "this": ROOT / "src"}
     names = list(arms)
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}

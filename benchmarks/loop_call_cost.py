@@ -40,6 +40,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from trees import baseline_src, compiled
+
 ROOT = Path(__file__).resolve().parents[1]
 
 PROGRAM = textwrap.dedent(
@@ -84,29 +86,6 @@ PROGRAM = textwrap.dedent(
 
 #: steps per run, by size: runs of a few seconds each with three arms on one core
 STEPS = {"tiny": 6000, "small": 4000, "medium": 1500}
-
-
-def _baseline_src(rev: str, into: Path) -> Path:
-    """``rev``'s ``src/`` in ``into``."""
-    got = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], capture_output=True)
-    if got.returncode != 0:
-        raise SystemExit(
-            f"loop_call_cost.py: --baseline {rev!r} is not a revision of this checkout "
-            "(give a commit, e.g. e79b78e)"
-        )
-    into.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["tar", "-x", "-C", str(into)], input=got.stdout, check=True)
-    return into / "src"
-
-
-def _compiled(src: Path) -> None:
-    """Compile ``src``'s ``.pyc`` files, as an installed tfres has them: the same hook cost
-    more from a tree with them than from one without (docs/benchmarks/instrumentation.md)."""
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(src / "tfres")],
-        check=True,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""},
-    )
 
 
 def _start(arm: str, src: Path | None, size: str, work: Path, n: int, core: int) -> Any:
@@ -176,10 +155,10 @@ def main() -> int:
     (work / "program.py").write_text(PROGRAM)
     arms: dict[str, Path | None] = {"plain": None, "this": ROOT / "src"}
     if args.baseline:
-        arms["baseline"] = _baseline_src(args.baseline, work / "baseline")
+        arms["baseline"] = baseline_src(args.baseline, work / "baseline", "loop_call_cost.py")
     for src in arms.values():
         if src is not None:
-            _compiled(src)
+            compiled(src)
     started = time.monotonic()
     results = {size: measure(size, arms, args.rounds, work) for size in sizes}
     print(
