@@ -300,10 +300,12 @@ def call_waits(hot, window_elsewhere, note):
         if window.holds(begin, begin + duration):
             waits[i] = share * duration
     first = min([i + 1 for i, w in enumerate(waits) if w is not None] or [2])
-    again = " (opened again: the first, of %.1f s, held under %d reads)" % (
-        window.first_seconds,
-        MIN_READS,
-    )
+    again = ""
+    if window.opened > 1:
+        again = " (opened again: the first, of %.1f s, held under %d reads)" % (
+            window.first_seconds,
+            MIN_READS,
+        )
     note(
         "%s; its input wait is read in a profiler trace of %.1f s from call %d%s: %d reads of "
         "its input, %.0f%% of the time from one to the next spent in the read"
@@ -311,7 +313,7 @@ def call_waits(hot, window_elsewhere, note):
             head,
             window.stopped - window.started,
             first,
-            again if window.opened > 1 else "",
+            again,
             reading["steps"] + 1,
             100 * share,
         )
