@@ -54,6 +54,12 @@ def test_window_steps_carry_measured_input_wait(monkeypatch: pytest.MonkeyPatch)
     assert isinstance(quiet, bool) and cb.record.extra["step_alone_quiet_wait_seconds"] > 0
     assert any("still busy" in n for n in cb.record.notes) == (quiet is False)
     assert not [n for n in cb.record.notes if "not timed" in n]
+    # the window read the unprofiled calls after it, as the hook's does: the pipeline's CPU
+    # beside each call (until session 64 the callback stopped telling it the steps once it
+    # had traced, and its calls' CPU ended at the first step after it)
+    window = cb._window.window
+    assert all(window.calls_cpu.get(i) is not None for i in range(13, 20))
+    assert window.cpu_beside_seconds(cb._window.alone.plain_cpu_seconds) is not None
 
 
 def test_the_default_window_leaves_unprofiled_steps_in_a_short_epoch(

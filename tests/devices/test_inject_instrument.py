@@ -463,6 +463,15 @@ def test_generator_fit_gets_steps_input_wait_and_phases(tmp_path: Path, python: 
     # read what the profiler added to a step (a window of 5-24 left 3, too few to read it)
     profile = record.extra["profile"]
     assert profile["unprofiled_steps"] == 15 and profile["profiler_seconds_per_step"] is not None
+    # what an unprofiled step takes besides its input, the fit's other steps read against
+    # it: the plain calls' mean and an unprofiled step's time outside its call (the loop's
+    # callbacks: well under the 20 ms the reader sleeps, which is inside the call)
+    assert profile["plain_step_alone_seconds"] == pytest.approx(
+        statistics.fmean(alone["plain_calls_seconds"]), abs=1e-8
+    )
+    assert 0 < profile["outside_seconds"] < 0.015
+    (finding,) = [f for f in record.findings if f["rule"] == "input_bound"]
+    assert "above the step alone on a cached batch" in finding["evidence"]
     # the step alone's calls, at exit, are tfres's: no custom loop is seen in them
     assert not [s for s in record.steps if s.get("kind") == "loop"]
     assert not [n for n in record.notes if "not timed" in n], record.notes

@@ -45,3 +45,27 @@ def test_the_fields_and_the_note() -> None:
     assert not notes
     assert _tfres_quiet.quiet_fields((1.0, False), notes.append)["quiet"] is False
     assert notes and "still busy 1.0 s" in notes[0]
+
+
+def test_settle_calls_once_waits_then_warms_up_for_a_tenth_of_a_second() -> None:
+    import time
+
+    events: list[str] = []
+
+    def call(seconds: float) -> None:
+        events.append("call")
+        time.sleep(seconds)
+
+    def wait(max_seconds: float) -> tuple[float, bool]:
+        events.append(f"wait {max_seconds}")
+        return (0.05, True)
+
+    # 10 ms calls: one cold call, the wait, then the calls that fit in 0.1 s (about 9;
+    # a slow machine's sleeps run long, so fewer)
+    assert _tfres_quiet.settle(lambda: call(0.01), 2.0, wait) == (0.05, True)
+    assert events[:2] == ["call", "wait 2.0"]
+    assert 3 <= events.count("call") - 1 <= _tfres_quiet.WARM_SECONDS / 0.01
+    # a call longer than the warm-up: the cold call alone, no more
+    events.clear()
+    _tfres_quiet.settle(lambda: call(0.15), 2.0, wait)
+    assert events == ["call", "wait 2.0"]

@@ -113,6 +113,33 @@ def test_the_window_reads_the_process_cpu_in_each_call_and_after_it_the_pipeline
     assert model.train_function is function
 
 
+def test_an_unprofiled_steps_time_outside_its_call_is_read_after_the_window(
+    tmp_path: Any,
+) -> None:
+    window = _tfres_window.ProfilerWindow(0, 0, _tfres_xplane.CALL_MARKER, _no_arm)
+    model = _model()
+    model.fit(_data(), steps_per_epoch=1, epochs=1, verbose=0)  # a train function to mark
+    iterator = iter(_data().repeat())
+    calls: dict[int, float] = {}
+    for index in range(9):  # step 0 traced, 1 stops the window, 2 skipped, 3-8 unprofiled
+        start = time.perf_counter()
+        window.begin(index, model, lambda: str(tmp_path))
+        called = time.perf_counter()
+        model.train_function(iterator)
+        calls[index] = time.perf_counter() - called
+        window.end_step()
+        time.sleep(0.004)  # the step's time outside its call: Keras's loop, the callbacks
+        window.timed(index, 0, time.perf_counter() - start)
+        if index == 6:  # four unprofiled steps so far (3-6): one short of MIN_LATER
+            assert window.outside_seconds() is None
+    # each step's duration less its call's, the call timed by the window's wrapper (inside
+    # the call timed here): about the 4 ms slept, a sleep runs long on a busy machine
+    outside = window.outside_seconds()
+    assert outside is not None and 0.004 <= outside < 0.004 + 0.05
+    assert all(0 < window.calls_wall[i] <= calls[i] for i in range(3, 9))
+    assert sorted(window.calls_wall) == list(range(9))
+
+
 def _spin(stop: threading.Event) -> None:
     data = bytes(2**20)
     while not stop.is_set():

@@ -10,7 +10,7 @@ import pytest
 import synthetic as S
 from tfres.diagnosis.diagnose import diagnose
 from tfres.diagnosis.facts import run_facts
-from tfres.diagnosis.fit_input import fit_input
+from tfres.diagnosis.fit_input import fit_input, profile_alone_seconds
 
 
 def _step(index: int, seconds: float, wait: float | None = None, **extra: Any) -> dict:
@@ -59,6 +59,27 @@ def test_the_profilers_cost_comes_off_the_window_steps_first() -> None:
     assert fit.non_input_seconds == pytest.approx(0.005)
     # (20 x 5 + 10 x 5) / (20 x 10 + 10 x 10)
     assert fit.fraction == pytest.approx(0.5)
+
+
+def test_the_other_steps_are_read_against_the_step_alone_where_it_was_measured() -> None:
+    # the window's steps read 5 ms of non-input (the profiler's markers among it); the step
+    # alone with no profiler, and an unprofiled step's time outside its call, 4 ms: each
+    # later 10 ms step waited 6 ms, not 5
+    steps = _fit(0.005, [0.010] * 10)
+    profile = {"plain_step_alone_seconds": 0.0035, "outside_seconds": 0.0005}
+    assert profile_alone_seconds(profile) == pytest.approx(0.004)
+    fit = fit_input(steps, profile_alone_seconds(profile))
+    assert fit is not None and fit.alone
+    assert fit.non_input_seconds == pytest.approx(0.004)
+    assert fit.extended_wait_seconds == pytest.approx(10 * 0.006)
+    # either figure missing (a step alone not timed, too few steps after the window): the
+    # window's median step less its wait, as before
+    for missing in ({}, {"plain_step_alone_seconds": 0.0035}, {"outside_seconds": 0.0005}):
+        assert profile_alone_seconds(missing) is None
+        fit = fit_input(steps, profile_alone_seconds(missing))
+        assert fit is not None and not fit.alone
+        assert fit.non_input_seconds == pytest.approx(0.005)
+    assert profile_alone_seconds(None) is None
 
 
 def test_only_a_fits_steps_with_a_measured_window_are_read() -> None:

@@ -20,7 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfres.diagnosis.batch_callbacks import CallbackTime, callback_time
-from tfres.diagnosis.fit_input import FitInput, fit_input, unprofiled_seconds
+from tfres.diagnosis.fit_input import (
+    FitInput,
+    fit_input,
+    profile_alone_seconds,
+    unprofiled_seconds,
+)
 from tfres.record import Record
 from tfres.timeline import Sample
 
@@ -401,7 +406,7 @@ def run_facts(record: Record) -> RunFacts:
     if isinstance(child_env, dict):
         env.update({str(k): str(v) for k, v in child_env.items()})
     steps = training_steps(record.steps)
-    fit = fit_input(steps)
+    fit = fit_input(steps, profile_alone_seconds((record.extra or {}).get("profile")))
     fraction = fit.fraction if fit is not None else input_wait_fraction(steps)
     if fraction is None:
         measured = (record.extra or {}).get("input_wait")

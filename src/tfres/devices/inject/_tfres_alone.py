@@ -22,13 +22,13 @@ user's own ``fit``, without changing what the program computes:
 2. :meth:`StepAlone.measure`, once ``fit`` has returned (Keras's iterator, and with it the
    pipeline's threads, released; ``tfres run`` does it at exit): every variable of the
    model, its optimizer and its metrics is copied, the function runs once, the process's
-   other threads are waited for until they are idle (:func:`_tfres_quiet.wait_for_quiet`: a
-   pipeline or a ``PyDataset`` worker may still be busy after ``fit``), then it runs 3 to 100
-   times on the cached batch (more than 3 while they fit in the caller's budget, fewer, at
-   least once, where the calls take over half a second: :func:`timed_calls`) with no
-   profiler (``plain_times``), then as many times under the profiler as the window's calls were
-   (``times``), and every variable is assigned back. The model is left exactly as ``fit``
-   left it.
+   other threads are waited for until they are idle (a pipeline or a ``PyDataset`` worker
+   may still be busy after ``fit``), it runs for 0.1 s more (:func:`_tfres_quiet.settle`),
+   then 3 to 100 times on the cached batch (more than 3 while they fit in the caller's
+   budget, fewer, at least once, where the calls take over half a second:
+   :func:`timed_calls`) with no profiler (``plain_times``), then as many times under the
+   profiler as the window's calls were (``times``), and every variable is assigned back.
+   The model is left exactly as ``fit`` left it.
 
 Not measured (a note says so): under a distribution strategy with more than one replica, for
 inputs that are not dense tensors (ragged, sparse), when the copy of the variables would
@@ -52,8 +52,8 @@ else:  # the child's: the inject folder is on its path
 
 #: the variables are copied to host memory while the step is timed; above this, not measured
 MAX_COPY_BYTES = 512 * 2**20
-#: timed calls of the step alone, after one that runs cold: at least MIN_CALLS, more up to
-#: MAX_CALLS while they fit in the caller's budget. Their mean is the figure
+#: timed calls of the step alone, once settled (:func:`_tfres_quiet.settle`): at least
+#: MIN_CALLS, more up to MAX_CALLS while they fit in the caller's budget. Their mean is the figure
 #: (:func:`_tfres_xplane.step_alone_seconds`). A VM's speed can flip between two levels
 #: every few tens of ms (calls of 5.8 and 8.2 ms in one run): 20 short calls caught an
 #: arbitrary mix, so short steps take as many calls as the budget holds
@@ -92,7 +92,7 @@ class StepAlone:
         self.plain_cpu_seconds = None  # the same in a plain call
         #: the threads a plain call ran on (:func:`_tfres_cpu.call_threads`), or None
         self.plain_threads = None
-        self.quiet = None  # wait_for_quiet's (seconds waited, quiet or None) before the calls
+        self.quiet = None  # settle's (seconds waited, quiet or None) before the calls
 
     # -- 1: capture a step's batch, during the step
     def arm(self, model, only_open=False):
@@ -209,8 +209,7 @@ class StepAlone:
         own = iter(self.cached)
         marker = tf.profiler.experimental.Trace
         with put_back(variables):
-            sync(self.function(own))  # the first call on a new iterator runs cold
-            self.quiet = _tfres_quiet.wait_for_quiet(budget_seconds)
+            self.quiet = _tfres_quiet.settle(lambda: sync(self.function(own)), budget_seconds)
             # a step that waits for its input lasts as long as the pipeline takes, whatever
             # the profiler adds to its math: against such steps the plain call is the one
             cpu, threads = [], []

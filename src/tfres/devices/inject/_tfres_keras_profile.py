@@ -111,12 +111,12 @@ def _read_profile(inst, window, user):
     if path is None:
         inst.note("the profiler wrote no trace in %s" % logdir)
         return
-    timed = alone.times()
+    timed, plain = alone.times(), alone.plain_times()
     steps, extra = xplane.window_input(
         xplane.step_breakdown(path),
         window,
         timed,
-        alone.plain_times(),
+        plain,
         alone.plain_cpu_seconds(),
         alone.plain_threads(),
     )
@@ -139,6 +139,11 @@ def _read_profile(inst, window, user):
         "user": user,
         "method": xplane.METHOD,
         "step_alone_seconds": round(xplane.step_alone_seconds(timed), 9) if timed else None,
+        # what an unprofiled step takes besides its input, the fit's other steps read against
+        # it (tfres.diagnosis.fit_input): the step alone with no profiler, and an unprofiled
+        # step's time outside its call
+        "plain_step_alone_seconds": _rounded(xplane.step_alone_seconds(plain) if plain else None),
+        "outside_seconds": _rounded(window.outside_seconds()),
         "workers_cpu_share": None if workers_share is None else round(workers_share, 4),
         # the pipeline's work beside a step both ways (the first is the one read, where any)
         "cpu_beside_threads_seconds": _rounded(

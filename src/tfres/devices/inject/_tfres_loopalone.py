@@ -101,8 +101,7 @@ class LoopCallAlone:
 
         cpu = []
         with _tfres_alone.put_back(variables):
-            _tfres_alone.sync(run())  # the first call after the loop may run cold
-            self.quiet = _tfres_quiet.wait_for_quiet(budget_seconds)
+            self.quiet = _tfres_quiet.settle(lambda: _tfres_alone.sync(run()), budget_seconds)
             self.times = _tfres_alone.timed_calls(
                 lambda: _tfres_alone.sync(run()), budget_seconds, cpu
             )

@@ -18,6 +18,11 @@ _clock = time.perf_counter
 #: to the caller's budget for the calls
 QUIET_SECONDS = 0.05
 QUIET_SHARE = 0.1
+#: ...and the calls just after that wait still run slow: in 27 step-alone timings of
+#: session 63's rounds (sets 91 and 92), the plain calls of the first 100 ms ran a median
+#: 11% (up to 23%) above the later ones, and put 2-4% on their mean. The truths skip a
+#: fit's first 5 steps; the timed calls begin after WARM_SECONDS of calls (:func:`settle`)
+WARM_SECONDS = 0.1
 
 
 def _others_cpu_seconds():
@@ -59,6 +64,24 @@ def wait_for_quiet(max_seconds, cpu_seconds=_others_cpu_seconds, sleep=time.slee
         if _clock() - start >= max_seconds:
             return _clock() - start, False
         before = now
+
+
+def settle(call, max_seconds, wait=wait_for_quiet):
+    """Make ``call`` ready to be timed alone: call it once (the first call on a new iterator
+    runs cold), wait for the process's other threads (``wait(max_seconds)``,
+    :func:`wait_for_quiet`, whose answer is returned), then call it again while the calls
+    fit in :data:`WARM_SECONDS`, each taken to last as long as the one before it (after a
+    cold call longer than that, none)."""
+    start = _clock()
+    call()
+    last = _clock() - start
+    quiet = wait(max_seconds)
+    start = _clock()
+    while _clock() - start + last <= WARM_SECONDS:
+        begin = _clock()
+        call()
+        last = _clock() - begin
+    return quiet
 
 
 def quiet_fields(quiet, note):

@@ -1,14 +1,13 @@
 # ruff: noqa: UP004, UP031  (child-side: the style of sitecustomize.py, no tfres imports)
-"""The profiler window over a window of train steps, shared by ``tfres run``'s hook
-(:mod:`_tfres_keras`) and ``tfres.callbacks.ResourceMonitor``: when it starts and stops,
-which step lends its batch to the step alone (:mod:`_tfres_alone`), the TensorBoard step
-marker around each step, the marker around each call of the model's train function and
-around each batch a ``keras.utils.PyDataset`` worker thread makes (read by
-:func:`_tfres_xplane.step_breakdown`), the CPU time of worker processes over the window, and
-the durations of the window's steps and of the unprofiled steps around it in its epoch, and
-from them what the profiler added to each step (:meth:`ProfilerWindow.profiler_seconds`,
-given up by :func:`_tfres_xplane.without_profiler`), and the process's CPU time in the calls
-after it, the pipeline's work beside a step (:meth:`ProfilerWindow.cpu_beside_seconds`).
+"""The profiler window over train steps, shared by ``tfres run``'s hook (:mod:`_tfres_keras`)
+and ``tfres.callbacks.ResourceMonitor``: when it starts and stops, which step lends its batch
+to the step alone (:mod:`_tfres_alone`), the markers :func:`_tfres_xplane.step_breakdown`
+reads (TensorBoard's around each step, tfres's around each call of the train function and
+each batch a ``keras.utils.PyDataset`` worker thread makes), worker processes' CPU over the
+window, and what the steps around it tell: what the profiler added to each step
+(:meth:`ProfilerWindow.profiler_seconds`), the pipeline's work beside a step
+(:meth:`ProfilerWindow.cpu_beside_seconds`), an unprofiled step's time outside its call
+(:meth:`ProfilerWindow.outside_seconds`).
 """
 
 import functools
@@ -31,10 +30,9 @@ LENDING_STEPS = 3
 #: the steps just after the window are not unprofiled steps: the first stops the profiler
 #: (or, after a window from step 0, lends its batch to the step alone)
 SKIP_AFTER = 2
-#: unprofiled steps kept after the window: enough for a steady median
-LATER_STEPS = 100
-#: unprofiled steps needed after the window for their median to stand for the program's speed
-MIN_LATER = 5
+#: unprofiled steps kept after the window, enough for a steady median; and the fewest whose
+#: median stands for the program's speed
+LATER_STEPS, MIN_LATER = 100, 5
 #: a window's median step this much longer than the unprofiled one (a share of it) is not the
 #: profiler's cost alone: the program changed speed (a ``cache()`` filled, other work began).
 #: The profiler has been measured at up to 45% of a step (a serial ``map`` of many small TF
@@ -50,18 +48,15 @@ MIN_BEFORE = 3
 #: step traces every op of its loop. A stacked Keras LSTM's 20 traced steps of 250-450 ms
 #: (150 ms unprofiled) took 6 s, and stopping the profiler after them 2.6-3.1 s more, in a
 #: fit of 120 steps (unseen30/compute_lstm_energy)
-MAX_SECONDS = 2.0
-MIN_TRACED = 8
+MAX_SECONDS, MIN_TRACED = 2.0, 8
 #: ...and at the first step past :data:`MIN_TRACED_COSTLY` traced ones once the profiler's
 #: buffer has grown by this much. The profiler keeps every event in memory until it stops,
 #: and collecting them then takes the step after the window: over 10 traced steps the
 #: LSTM's buffer grew by 535-620 MB (39-101 MB a step) and stopping took 0.64-0.93 s, two
 #: to three of its steps; a small MLP's by 2.6-2.7 MB, in 7 ms
 #: (``benchmarks/profiler_buffer.py``)
-MAX_BUFFER_BYTES = 64 * 2**20
-MIN_TRACED_COSTLY = 2
-#: the default window's caps (``ProfilerWindow``'s keywords); a window the user asked for
-#: (``--profile``) runs whole
+MAX_BUFFER_BYTES, MIN_TRACED_COSTLY = 64 * 2**20, 2
+#: the default window's caps (``ProfilerWindow``'s keywords); ``--profile``'s runs whole
 DEFAULT_CAPS = {"max_seconds": MAX_SECONDS, "max_buffer_bytes": MAX_BUFFER_BYTES}
 #: unprofiled calls after the window whose CPU is read thread by thread: each read costs
 #: about 1 us a thread (20 us for 15 threads, 210 us for 200), so not all of the 100
@@ -97,10 +92,10 @@ class ProfilerWindow:
     profiler in ``new_logdir()`` and mark each call of the model's train function
     (:func:`mark_calls`); inside the window, wrap the step in ``Trace("train",
     step_num=index, _r=1)``, the marker TensorBoard's overview needs and Keras 3 does not
-    write. :meth:`end_step` closes it. A profiler that cannot start (the
-    user's own session holds it) ends the window: :meth:`begin` raises once, then never
-    starts it again. Once the profiler has stopped, ``stopped(window)`` is called (its
-    trace is then in ``logdir``), also when stopping failed; :meth:`stop_error` tells the error.
+    write. :meth:`end_step` closes it. A profiler that cannot start (the user's own session
+    holds it) ends the window: :meth:`begin` raises once, then never starts it again. Once
+    it has stopped, ``stopped(window)`` is called (its trace is then in ``logdir``), also
+    when stopping failed; :meth:`stop_error` tells the error.
 
     :meth:`timed` is told each train step's duration (as the caller times it, the same for
     every step): it keeps the window's steps' in ``window_seconds`` and, from the epoch of
@@ -149,6 +144,8 @@ class ProfilerWindow:
         self.calls_cpu = {}
         #: the same by thread (:func:`_tfres_cpu.since`), None where not read
         self.calls_threads = {}
+        #: each call's wall seconds, by step (:meth:`outside_seconds`)
+        self.calls_wall = {}
         self._index = None
         self._traced = False  # whether the profiler started
         self._epoch = None  # the epoch of the window's last traced step
@@ -219,11 +216,12 @@ class ProfilerWindow:
         read = sum(1 for r in self.calls_threads.values() if r is not None)
         return self._index > self.last + SKIP_AFTER and read < THREAD_CALLS
 
-    def _call_cpu(self, cpu_seconds, threads_seconds=None):
+    def _call_cpu(self, cpu_seconds, threads_seconds=None, wall_seconds=None):
         # a step's own call comes first: a later call in it (the step alone's, at exit) is not it
         if self._index not in self.calls_cpu:
             self.calls_cpu[self._index] = cpu_seconds
             self.calls_threads[self._index] = threads_seconds
+            self.calls_wall[self._index] = wall_seconds
 
     def end_step(self):
         if self._trace is not None:
@@ -284,6 +282,17 @@ class ProfilerWindow:
         if plain_cpu_seconds is None or len(cpu) < MIN_LATER:
             return None
         return max(0.0, statistics.median(cpu) - plain_cpu_seconds)
+
+    def outside_seconds(self):
+        """An unprofiled step's time outside its call of the train function (Keras's loop, the
+        callbacks): the median over the steps after the window (:meth:`timed`) of each one's
+        duration less its call's; None where fewer than :data:`MIN_LATER` calls were timed."""
+        outside = [
+            seconds - self.calls_wall[i]
+            for i, seconds in self._later
+            if self.calls_wall.get(i) is not None
+        ]
+        return max(0.0, statistics.median(outside)) if len(outside) >= MIN_LATER else None
 
     @property
     def later_seconds(self):
@@ -372,9 +381,9 @@ def lending_steps(first, last, count=LENDING_STEPS):
 def mark_calls(model, marker, on_call=None, by_thread=None):
     """Wrap ``model.train_function`` so that each call runs inside a ``marker`` TraceMe (the
     window's calls, read by :func:`_tfres_xplane.step_breakdown`) and tells ``on_call`` the
-    process's CPU seconds in it (two ``time.process_time()`` reads) and, where
-    ``by_thread()`` says so as the call begins, each thread's (:func:`_tfres_cpu.since`), else
-    None. Returns the undo, which leaves a function someone else set since then alone."""
+    process's CPU seconds in it, each thread's where ``by_thread()`` says so as it begins
+    (:func:`_tfres_cpu.since`; else None), and its wall seconds, these reads included.
+    Returns the undo, which leaves a function someone else set since then alone."""
     import tensorflow as tf
 
     original = model.__dict__.get("train_function") if model is not None else None
@@ -383,6 +392,7 @@ def mark_calls(model, marker, on_call=None, by_thread=None):
     trace = tf.profiler.experimental.Trace
 
     def marked(iterator):
+        start = _clock()
         wanted = on_call is not None and by_thread is not None and by_thread()
         threads = _tfres_cpu.cpu_seconds() if wanted else None
         begin = _cpu()
@@ -391,7 +401,8 @@ def mark_calls(model, marker, on_call=None, by_thread=None):
                 return original(iterator)
         finally:
             if on_call is not None:
-                on_call(_cpu() - begin, _tfres_cpu.since(threads))
+                cpu, by_threads = _cpu() - begin, _tfres_cpu.since(threads)
+                on_call(cpu, by_threads, _clock() - start)
 
     model.train_function = marked
 

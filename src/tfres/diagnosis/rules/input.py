@@ -34,9 +34,15 @@ def _over_the_fit(fit: FitInput, span: str) -> str:
         f"{fit.window_steps} steps of its profiler window waited {pct(fit.window_fraction)} "
         f"of theirs (measured), and its {fit.extended_steps} other steps ran "
         f"{seconds(fit.extended_wait_seconds)} of their {seconds(fit.extended_seconds)} "
-        f"above the window's median step less its wait ({seconds(fit.non_input_seconds)}), "
-        "counted as their input: the same model on the same batch shape computes as long"
+        f"above {_non_input(fit)} ({seconds(fit.non_input_seconds)}), counted as their "
+        "input: the same model on the same batch shape computes as long"
     )
+
+
+def _non_input(fit: FitInput) -> str:
+    if fit.alone:
+        return "the step alone on a cached batch with its time outside the call, unprofiled"
+    return "the window's median step less its wait"
 
 
 def input_bound(facts: RunFacts) -> Iterator[Finding]:
