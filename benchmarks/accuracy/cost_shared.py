@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import AB_SCRIPTS, HERE, figures_of, script_env  # noqa: E402
+from run import AB_SCRIPTS, HERE, figures_of, script_env, set_names  # noqa: E402
 
 ARMS = {"instrumented": [], "plain": ["--no-instrument"]}
 
@@ -172,7 +172,7 @@ def measure(script: Path, pairs: int, core: int, tmp: Path) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sets = sorted(AB_SCRIPTS)
-    parser.add_argument("--set", choices=sets, default="scripts")
+    parser.add_argument("--set", type=set_names(sets), default="scripts")
     parser.add_argument("--scripts", default=None, help="comma-separated (default: the set's)")
     parser.add_argument("--pairs", type=int, default=5, help="A/B pairs per script (default 5)")
     parser.add_argument("--json", default=None)

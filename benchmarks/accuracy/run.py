@@ -2658,7 +2658,7 @@ def cost(script: Path, pairs: int, tmp: Path) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sets = sorted(p.name for p in HERE.iterdir() if p.is_dir() and any(p.glob("*.py")))
-    parser.add_argument("--set", choices=sets, default="scripts")
+    parser.add_argument("--set", type=set_names(sets), default="scripts")
     parser.add_argument("--only", default=None, help="comma-separated script names")
     parser.add_argument("--ab", type=int, default=0, help="interleaved A/B pairs for the cost")
     parser.add_argument("--ab-scripts", default=None, help="comma-separated: the cost's scripts")
@@ -2734,6 +2734,23 @@ def main() -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0
+
+
+def set_names(names: list[str]):
+    """``--set``'s type: one of ``names`` (folders of scripts here), else an error that names
+    the value and sums the choices up (argparse's ``choices`` listed all ninety-odd)."""
+    unseen = sorted((n for n in names if n.startswith("unseen")), key=lambda n: int(n[6:] or 1))
+
+    def one_of(text: str) -> str:
+        if text in names:
+            return text
+        others = ", ".join(n for n in names if not n.startswith("unseen"))
+        raise argparse.ArgumentTypeError(
+            f"no set {text!r}: give one of {others}, or {unseen[0]} to {unseen[-1]} "
+            f"(the folders of scripts under {HERE})"
+        )
+
+    return one_of
 
 
 def _rounds(text: str) -> int:
