@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen92/``, each written by a
+For each script of the set (``unseen/`` to ``unseen94/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -2005,6 +2005,28 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_importprobe_solventstill": ("start-up", ("startup",), ()),
+    # unseen94/ (helper-122), session 64; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_barrelsnap_vintagelots": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_gramtape_soilprobes": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_residmlp_presstraces": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_fullvalsweep_harvestcrews": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_hexframegen_sapflowloggers": ("input", ("input_bound",), ()),
+    "input_listfeedtape_barrelcellar": ("input", ("input_bound",), ()),
+    "input_perfilerecords_fermentationtanks": ("input", ("input_bound",), ()),
+    "input_pixelnpmap_grapeclusters": ("input", ("input_bound",), ()),
+    "input_stepwisebatch_bottlingline": ("input", ("input_bound",), ()),
+    "input_tokenworker_tastingnotes": ("input", ("input_bound",), ()),
+    "memory_basketarchive_cellardoor": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_devprobe_wineryboot": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2474,6 +2496,11 @@ AB_SCRIPTS = {
         "input_logparsetape_dosingpump",
         "input_pidsimfeed_steampress",
         "input_genspectra_washerdrum",
+    ),
+    "unseen94": (
+        "input_listfeedtape_barrelcellar",
+        "input_stepwisebatch_bottlingline",
+        "input_perfilerecords_fermentationtanks",
     ),
 }
 
