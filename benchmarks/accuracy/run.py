@@ -2027,6 +2027,28 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_devprobe_wineryboot": ("start-up", ("startup",), ()),
+    # unseen93/ (helper-121), session 64; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_perbatchkeras_wellboat": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_pinnedtensors_pumpflow": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_residentarrays_algaebloom": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_gradingsweep_smoltbatches": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_dispenserseq_feedbarge": ("input", ("input_bound",), ()),
+    "input_gradstep_salinitybuoys": ("input", ("input_bound",), ()),
+    "input_hostcall_seacagephotos": ("input", ("input_bound",), ()),
+    "input_notefiles_fishhealth": ("input", ("input_bound",), ()),
+    "input_probeyield_netpenoxygen": ("input", ("input_bound",), ()),
+    "input_ticketbatch_harvestweights": ("input", ("input_bound",), ()),
+    "memory_rostercache_processingshifts": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_graphwarmup_hatcherytanks": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2496,6 +2518,11 @@ AB_SCRIPTS = {
         "input_logparsetape_dosingpump",
         "input_pidsimfeed_steampress",
         "input_genspectra_washerdrum",
+    ),
+    "unseen93": (
+        "input_gradstep_salinitybuoys",
+        "input_ticketbatch_harvestweights",
+        "input_notefiles_fishhealth",
     ),
     "unseen94": (
         "input_listfeedtape_barrelcellar",
