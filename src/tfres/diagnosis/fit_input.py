@@ -21,7 +21,10 @@ measured (``ResourceMonitor``, a step alone that could not be timed). That figur
 the profiler window's own cost outside the traced step (its markers, the hook's reads): the
 fits over many one-record TFRecord files of sets 91 and 92 read low in all 8 of their
 readings (-1.9 to -17.7 points), their window's non-input 0.3-0.4 ms above the plain step
-alone (7.8 against 7.5 ms, 4.9 against 4.5).
+alone (7.8 against 7.5 ms, 4.9 against 4.5). Both readings from the same runs of the
+held-out sets 93 and 94: within 5 points 7 of 8 fits either way, median error 1.4 against
+2.6 and 2.3 against 2.4; of four older tiny-record fits, 2 against 3 of 4
+(docs/benchmarks/heldout-sets.md).
 
 Measured on the Keras-fit input scripts of the unseen sets 27-34 (53 readings; the tuning
 set of this rule): within 5 points of the truths 30 times against 19 for the window alone,
