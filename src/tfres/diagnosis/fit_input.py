@@ -17,9 +17,10 @@ profiler: the step alone on a cached batch (the hook's plain calls, ``_tfres_alo
 unprofiled step's time outside its call of the train function (Keras's loop, the
 callbacks), where the hook measured both (``record.extra["profile"]``). Until session 64 it
 was the window's median step less its wait, which is what remains where they were not
-measured (``ResourceMonitor``, a step alone that could not be timed). That figure carries
-the profiler window's own cost outside the traced step (its markers, the hook's reads): the
-fits over many one-record TFRecord files of sets 91 and 92 read low in all 8 of their
+measured (a step alone that could not be timed, under 5 steps after the window;
+``ResourceMonitor``'s steps carry no kind and are read at its window's share). That figure
+carries the profiler window's own cost outside the traced step (its markers, the hook's
+reads): the fits over many one-record TFRecord files of sets 91 and 92 read low in all 8 of their
 readings (-1.9 to -17.7 points), their window's non-input 0.3-0.4 ms above the plain step
 alone (7.8 against 7.5 ms, 4.9 against 4.5). Both readings from the same runs of the
 held-out sets 93 and 94: within 5 points 7 of 8 fits either way, median error 1.4 against
