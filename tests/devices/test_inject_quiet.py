@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tfres.devices.inject import _tfres_quiet
 
 
@@ -47,24 +49,27 @@ def test_the_fields_and_the_note() -> None:
     assert notes and "still busy 1.0 s" in notes[0]
 
 
-def test_settle_calls_once_waits_then_warms_up_for_a_tenth_of_a_second() -> None:
-    import time
-
+def test_settle_calls_once_waits_then_warms_up_for_a_tenth_of_a_second(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a clock that only the calls move (1/64 s each: exact in binary), so the count is exact
+    # on a loaded machine too
+    now = [0.0]
+    monkeypatch.setattr(_tfres_quiet, "_clock", lambda: now[0])
     events: list[str] = []
 
     def call(seconds: float) -> None:
         events.append("call")
-        time.sleep(seconds)
+        now[0] += seconds
 
     def wait(max_seconds: float) -> tuple[float, bool]:
         events.append(f"wait {max_seconds}")
         return (0.05, True)
 
-    # 10 ms calls: one cold call, the wait, then the calls that fit in 0.1 s (about 9;
-    # a slow machine's sleeps run long, so fewer)
-    assert _tfres_quiet.settle(lambda: call(0.01), 2.0, wait) == (0.05, True)
-    assert events[:2] == ["call", "wait 2.0"]
-    assert 3 <= events.count("call") - 1 <= _tfres_quiet.WARM_SECONDS / 0.01
+    # calls of 1/64 s: one cold call, the wait, then the calls that fit in 0.1 s, each
+    # taken to last as long as the one before: 6 (6/64 s), a seventh would end at 7/64 s
+    assert _tfres_quiet.settle(lambda: call(1 / 64), 2.0, wait) == (0.05, True)
+    assert events == ["call", "wait 2.0"] + ["call"] * 6
     # a call longer than the warm-up: the cold call alone, no more
     events.clear()
     _tfres_quiet.settle(lambda: call(0.15), 2.0, wait)
