@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen94/``, each written by a
+For each script of the set (``unseen/`` to ``unseen96/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -2049,6 +2049,50 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_graphwarmup_hatcherytanks": ("start-up", ("startup",), ()),
+    # unseen96/ (helper-124), session 65; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_snapshotstorm_mailbags": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_graphloop_dockdoors": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_inmemslices_frankingmeters": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_epochsweep_returnnotes": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_gencallable_sortscans": ("input", ("input_bound",), ()),
+    "input_numpymap_parcelframes": ("input", ("input_bound",), ()),
+    "input_pagedseq_labeltext": ("input", ("input_bound",), ()),
+    "input_pyfeedtape_vangps": ("input", ("input_bound",), ()),
+    "input_stepcall_queuetickets": ("input", ("input_bound",), ()),
+    "input_tinytfrec_customsslips": ("input", ("input_bound",), ()),
+    "memory_leakylog_postcodes": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_coldimports_letterboxes": ("start-up", ("startup",), ()),
+    # unseen95/ (helper-123), session 65; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_savestorm_packline": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_fusedtape_firingtemps": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_slabfit_blendsheet": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_nightlyscore_rainbuckets": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_eagerprep_rollervibes": ("input", ("input_bound",), ()),
+    "input_genbridge_witheringtrough": ("input", ("input_bound",), ()),
+    "input_lazyshelf_leafgradephotos": ("input", ("input_bound",), ()),
+    "input_pyfnstrip_cupnotes": ("input", ("input_bound",), ()),
+    "input_singlecall_lotcatalogue": ("input", ("input_bound",), ()),
+    "input_ticketfiles_pluckerweighin": ("input", ("input_bound",), ()),
+    "memory_outputhoard_flushcounts": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_teaboot_plantation": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2528,6 +2572,16 @@ AB_SCRIPTS = {
         "input_listfeedtape_barrelcellar",
         "input_stepwisebatch_bottlingline",
         "input_perfilerecords_fermentationtanks",
+    ),
+    "unseen95": (
+        "input_eagerprep_rollervibes",
+        "input_singlecall_lotcatalogue",
+        "input_ticketfiles_pluckerweighin",
+    ),
+    "unseen96": (
+        "input_pyfeedtape_vangps",
+        "input_stepcall_queuetickets",
+        "input_tinytfrec_customsslips",
     ),
 }
 
