@@ -24,10 +24,12 @@ import _tfres_iterators
 import _tfres_loopalone
 import _tfres_pauses
 import _tfres_quiet
+from _tfres_loopalone import native_beside
 from _tfres_pyinput import (
     GapReading,
     GapSampler,
     PipelinePython,
+    python_bounds,
     python_step_input,
     sample_seconds,
 )
@@ -400,25 +402,22 @@ def write_steps():
         _tfres_inside.call_waits(hot, bool(_WINDOWS), core.INSTRUMENT.note) if hot.inside else None
     )
     pauses, trailing = _tfres_pauses.find(hot, core.INSTRUMENT.loops.values())
-    for i, (begin, duration, wait, call, from_tf_data, beside, cpu, reads) in enumerate(hot.steps):
-        if not hot.eager:
-            beside = max(beside, _tfres_loopalone.native_beside(cpu, alone_cpu))
+    waits = [_seconds(s[2]) for s in hot.steps]
+    besides = [s[5] if hot.eager else max(s[5], native_beside(s[6], alone_cpu)) for s in hot.steps]
+    python = not (hot.eager or inside or reads_own)  # a loop fed from Python
+    bounds, share = python_bounds(hot.steps, waits, besides, alone, resume, python)
+    for i, (begin, duration, _, call, from_tf_data, _, _, reads) in enumerate(hot.steps):
+        wait, beside = waits[i], besides[i]
         if inside is not None:  # the first call traces the function: not a reading
             wait = _tfres_inside.call_input(inside[i], duration, call, alone, beside) if i else None
         elif hot.eager:
-            wait = eager_step_input(_seconds(wait), duration, beside)
+            wait = eager_step_input(wait, duration, beside)
         elif not (from_tf_data or reads_own):
-            wait = python_step_input(_seconds(wait), duration, call, alone, beside, resume)
+            wait = python_step_input(wait, duration, bounds[i], share)
         else:
-            wait = _above_floor(_seconds(wait), reads if from_tf_data else 0)
-            wait = xplane.loop_step_input(
-                0.0 if reads_own and wait is None else wait,
-                duration,
-                call,
-                from_tf_data or reads_own,
-                alone,
-                beside,
-            )
+            wait = _above_floor(wait, reads if from_tf_data else 0)
+            wait = 0.0 if reads_own and wait is None else wait
+            wait = xplane.loop_step_input(wait, duration, call, True, alone, beside)
         if i in pauses:  # the loop's evaluation: its reads are in the wait
             begin, duration, wait = pauses[i][1], begin + duration - pauses[i][1], None
         core.INSTRUMENT.step("loop", i, None, begin, duration, input_wait=wait)

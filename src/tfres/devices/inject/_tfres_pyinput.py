@@ -403,27 +403,48 @@ class PipelinePython:
         return min(total, end - start)
 
 
-def python_step_input(
-    wait, duration_seconds, call_seconds, alone_seconds, beside_seconds, resume_seconds=0.0
-):
-    """A step fed from Python: its input timed in the gap, and what its call ran above the
-    call alone, up to the CPU seconds the rest of the process ran during the call
-    (``beside_seconds``, :func:`_tfres_loopalone.native_beside`) and the input's share of
-    what a call costs more after an idle gap as long as the loop's (``resume_seconds``). The
-    input runs on the loop's thread between the calls, yet what it leaves running takes cores
-    from the call: NumPy's BLAS threads spin for a while after its last product, a thread
-    makes the next batch. A generator of MFCC features (NumPy FFTs and products) slowed each
-    82 ms call to 130 ms, the process running 46 ms more CPU in it; its gap read 52 ms of a
-    185 ms step against a truth of 103 ms (``unseen26/input_trainonbatch_birdcalls``). And the
-    gap itself slows the call: TensorFlow's threads go to sleep while the batch is made, where
-    the same calls back to back (the truth's cached batch, and the call alone) find them
-    awake. Four loops fed from Python in sets 79 and 80 read 5-10 points low so, in the same
-    run as their truth too (``run.py --same-run``). That part is the input's in the share of
-    the gap the input took. A call slowed by other programs runs no more CPU of this process
-    and costs no more after a gap alone: it gets nothing. None where the gap was not timed."""
-    if wait is None or alone_seconds is None:
+def python_step_input(wait, duration_seconds, bound, share):
+    """A step fed from Python: its input timed in the gap, and the loop's ``share``
+    (:func:`explained_share`) of what its call ran above the call alone (``bound``, its
+    :func:`slowdown_bound`; None where that was not timed): what the input leaves running
+    takes cores from the call (NumPy's BLAS threads spin after its last product), and
+    TensorFlow's threads sleep while the batch is made. None where the gap was not timed."""
+    if wait is None or bound is None:
         return wait
+    return min(duration_seconds, wait + bound[0] * share)
+
+
+def slowdown_bound(wait, duration_seconds, call_seconds, alone_seconds, beside_seconds, resume):
+    """A timed step's (slowdown, bound), seconds: its call's time above the call alone, and
+    what the input can explain of it: the CPU seconds the rest of the process ran in the call
+    (``beside_seconds``, :func:`_tfres_loopalone.native_beside`) and the input's share of the
+    gap of what a call costs more after a gap (:func:`_tfres_loopalone.resume_seconds`). A
+    call slowed by other programs runs no more CPU of this process: it gets nothing."""
     gap = duration_seconds - call_seconds
-    resumed = resume_seconds * min(1.0, wait / gap) if gap > 0 else 0.0
-    slower = min(max(0.0, call_seconds - alone_seconds), beside_seconds + resumed)
-    return min(duration_seconds, wait + slower)
+    resumed = resume * min(1.0, wait / gap) if gap > 0 else 0.0
+    return max(0.0, call_seconds - alone_seconds), beside_seconds + resumed
+
+
+def python_bounds(steps, waits, besides, alone_seconds, resume_seconds, python=True):
+    """Each step's :func:`slowdown_bound` where fed from Python (``python``, not from tf.data)
+    and timed, else None, and the loop's :func:`explained_share` of them. ``steps``: the
+    loop's ``(begin, duration, wait, call, from_tf_data, ...)``, ``waits`` resolved."""
+    bounds = [
+        slowdown_bound(w, s[1], s[3], alone_seconds, b, resume_seconds)
+        if python and alone_seconds is not None and not s[4] and w is not None
+        else None
+        for s, w, b in zip(steps, waits, besides)  # noqa: B905  (Python 3.9 in the child)
+    ]
+    return bounds, explained_share(b for b in bounds if b)
+
+
+def explained_share(pairs):
+    """The share of a loop's slowdowns that their bounds explain, over all its timed steps
+    (``pairs``: :func:`slowdown_bound` of each): their sums' ratio, at most 1; 1 where no call
+    was slower. Step by step both are noisy readings of one effect; the least of the two (until
+    session 65) kept the lower: 8 loops of sets 86-94 run twice read 2.5 points low on average,
+    1.7 so; held out (sets 95-96, 8 readings) 1.5 and 1.0 (docs/benchmarks/heldout-sets.md)."""
+    slowdown = bound = 0.0
+    for s, b in pairs:
+        slowdown, bound = slowdown + s, bound + b
+    return min(1.0, bound / slowdown) if slowdown > 0 else 1.0
