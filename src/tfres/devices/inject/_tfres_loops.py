@@ -404,7 +404,7 @@ def write_steps():
     pauses, trailing = _tfres_pauses.find(hot, core.INSTRUMENT.loops.values())
     waits = [_seconds(s[2]) for s in hot.steps]
     besides = [s[5] if hot.eager else max(s[5], native_beside(s[6], alone_cpu)) for s in hot.steps]
-    python = not (hot.eager or inside or reads_own)  # a loop fed from Python
+    python = inside is None and not (hot.eager or reads_own)  # a loop fed from Python
     bounds, share = python_bounds(hot.steps, waits, besides, alone, resume, python)
     for i, (begin, duration, _, call, from_tf_data, _, _, reads) in enumerate(hot.steps):
         wait, beside = waits[i], besides[i]

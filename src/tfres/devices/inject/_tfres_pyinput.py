@@ -433,7 +433,7 @@ def python_bounds(steps, waits, besides, alone_seconds, resume_seconds, python=T
         slowdown_bound(w, s[1], s[3], alone_seconds, b, resume_seconds)
         if python and alone_seconds is not None and not s[4] and w is not None
         else None
-        for s, w, b in zip(steps, waits, besides)  # noqa: B905  (Python 3.9 in the child)
+        for s, w, b in zip(steps, waits, besides, strict=True)
     ]
     return bounds, explained_share(b for b in bounds if b)
 
