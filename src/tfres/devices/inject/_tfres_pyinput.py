@@ -409,7 +409,7 @@ def python_step_input(wait, duration_seconds, bound, share):
     :func:`slowdown_bound`; None where that was not timed): what the input leaves running
     takes cores from the call (NumPy's BLAS threads spin after its last product), and
     TensorFlow's threads sleep while the batch is made. None where the gap was not timed."""
-    if wait is None or bound is None:
+    if bound is None:  # the gap not timed (no wait), or the call alone not timed
         return wait
     return min(duration_seconds, wait + bound[0] * share)
 
