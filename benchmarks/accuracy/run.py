@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen96/``, each written by a
+For each script of the set (``unseen/`` to ``unseen98/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -2093,6 +2093,50 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_teaboot_plantation": ("start-up", ("startup",), ()),
+    # unseen98/ (helper-126), session 66; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_wholemodelsave_crimpfolds": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_denseconvfit_silhouettes": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_prebuilttape_tilemosaics": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_predictsweep_hygrorooms": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_eagertape_armjoints": ("input", ("input_bound",), ()),
+    "input_lazyyield_creasegrids": ("input", ("input_bound",), ()),
+    "input_onefilerecs_caliperreads": ("input", ("input_bound",), ()),
+    "input_pyds1worker_foldsteps": ("input", ("input_bound",), ()),
+    "input_serialnpfunc_teartraces": ("input", ("input_bound",), ()),
+    "input_slipbatcher_orderslips": ("input", ("input_bound",), ()),
+    "memory_kernelhistory_washistock": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_warmbuild_boothguide": ("start-up", ("startup",), ()),
+    # unseen97/ (helper-125), session 66; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_weightsflood_hornsheets": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_pretensor_beaconvolts": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_slicesprefetch_prismlens": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_heldpredict_shutterwind": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_genwrap_lampspin": ("input", ("input_bound",), ()),
+    "input_npfuncmap_keeperbook": ("input", ("input_bound",), ()),
+    "input_pyseqsingle_hornecho": ("input", ("input_bound",), ()),
+    "input_stepfeed_tidereadings": ("input", ("input_bound",), ()),
+    "input_tinyfilerecs_lightcat": ("input", ("input_bound",), ()),
+    "input_tobdrip_shipticket": ("input", ("input_bound",), ()),
+    "memory_rsshoard_prismshots": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_bareboot_lightregistry": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2582,6 +2626,16 @@ AB_SCRIPTS = {
         "input_pyfeedtape_vangps",
         "input_stepcall_queuetickets",
         "input_tinytfrec_customsslips",
+    ),
+    "unseen97": (
+        "input_stepfeed_tidereadings",
+        "input_tobdrip_shipticket",
+        "input_tinyfilerecs_lightcat",
+    ),
+    "unseen98": (
+        "input_eagertape_armjoints",
+        "input_slipbatcher_orderslips",
+        "input_onefilerecs_caliperreads",
     ),
 }
 
