@@ -160,31 +160,29 @@ def test_a_pydataset_workers_batches_are_the_pipelines_python_and_work(tmp_path:
 
 
 @pytest.mark.parametrize(
-    ("wait", "from_tf_data", "alone", "beside", "expected"),
+    ("wait", "alone", "beside", "expected"),
     [
-        (0.010, True, 0.020, 0.0, 0.010 + 0.015),  # waited for tf.data: 15 ms above alone
-        (0.010, True, 0.040, 0.0, 0.010),  # a call no slower than alone lost nothing
-        (0.0004, True, 0.020, 0.0, 0.0004),  # did not wait (under 0.5 ms): nothing added
+        (0.010, 0.020, 0.0, 0.010 + 0.015),  # waited for tf.data: 15 ms above alone
+        (0.010, 0.040, 0.0, 0.010),  # a call no slower than alone lost nothing
+        (0.0004, 0.020, 0.0, 0.0004),  # did not wait (under 0.5 ms): nothing added
         # did not wait, but the pipeline's Python ran beside the call (30 of the step's 50 ms)
-        (0.0004, True, 0.020, 0.030, 0.0004 + 0.015),
+        (0.0004, 0.020, 0.030, 0.0004 + 0.015),
         # beside it for under a quarter of the step: at most that work (12 of the 15 ms)
-        (0.0004, True, 0.020, 0.012, 0.0004 + 0.012),
-        (0.010, False, 0.020, 0.030, 0.010),  # Python input, on the loop's thread
-        (0.010, True, None, 0.030, 0.010),  # no call alone timed: the wait as read
-        (None, False, 0.020, 0.0, None),  # nothing timed the input
+        (0.0004, 0.020, 0.012, 0.0004 + 0.012),
+        (0.010, None, 0.030, 0.010),  # no call alone timed: the wait as read
+        (None, 0.020, 0.0, None),  # nothing timed the input
     ],
 )
 def test_a_loop_step_that_waited_for_tf_data_counts_its_calls_slowdown_as_input(
     wait: float | None,
-    from_tf_data: bool,
     alone: float | None,
     beside: float,
     expected: float | None,
 ) -> None:
     # a 50 ms step: the wait, the call (35 ms), the loop's own Python
-    got = xplane.loop_step_input(wait, 0.050, 0.035, from_tf_data, alone, beside)
+    got = xplane.loop_step_input(wait, 0.050, 0.035, alone, beside)
     assert got == (None if expected is None else pytest.approx(expected))
 
 
 def test_a_loop_steps_input_is_never_more_than_the_step() -> None:
-    assert xplane.loop_step_input(0.040, 0.050, 0.035, True, 0.001) == 0.050
+    assert xplane.loop_step_input(0.040, 0.050, 0.035, 0.001) == 0.050

@@ -417,7 +417,7 @@ def write_steps():
         else:
             wait = _above_floor(wait, reads if from_tf_data else 0)
             wait = 0.0 if reads_own and wait is None else wait
-            wait = xplane.loop_step_input(wait, duration, call, True, alone, beside)
+            wait = xplane.loop_step_input(wait, duration, call, alone, beside)
         if i in pauses:  # the loop's evaluation: its reads are in the wait
             begin, duration, wait = pauses[i][1], begin + duration - pauses[i][1], None
         core.INSTRUMENT.step("loop", i, None, begin, duration, input_wait=wait)

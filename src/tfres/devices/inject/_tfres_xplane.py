@@ -397,21 +397,20 @@ def window_input(steps, window, alone_calls, plain_calls=(), plain_cpu=None, pla
     return without_profiler(steps, extra, own), extra
 
 
-def loop_step_input(
-    wait, duration_seconds, call_seconds, from_tf_data, alone_seconds, beside_seconds=0.0
-):
-    """A custom loop step's input wait, read as :func:`with_step_alone` reads a Keras step.
+def loop_step_input(wait, duration_seconds, call_seconds, alone_seconds, beside_seconds=0.0):
+    """A tf.data-fed custom loop step's input wait, read as :func:`with_step_alone` reads a
+    Keras step.
 
-    ``wait`` is what the hook timed before the call: the time in ``next()`` of tf.data
-    iterators (``from_tf_data``), or the Python input timed in the gap, or None.
-    ``alone_seconds`` is the loop's function alone on one of its batches (the mean of its
-    calls, :func:`step_alone_seconds`; :class:`_tfres_loopalone.LoopCallAlone`);
+    ``wait`` is what the hook timed before the call in ``next()`` of tf.data iterators (0.0
+    for a function that reads its dataset inside its own graph), or None where nothing was
+    timed. ``alone_seconds`` is the loop's function alone on one of its batches (the mean
+    of its calls, :func:`step_alone_seconds`; :class:`_tfres_loopalone.LoopCallAlone`);
     ``beside_seconds``, how long the pipeline worked during the call: its Python's spans
     (:class:`_tfres_pyinput.PipelinePython`) or its native work
     (:func:`_tfres_loopalone.native_beside`), whichever is more. What the call ran above the
     call alone is input too where the pipeline slowed it (:func:`slowed_by_input`). Python
     input: :func:`_tfres_pyinput.python_step_input`."""
-    if wait is None or alone_seconds is None or not from_tf_data:
+    if wait is None or alone_seconds is None:
         return wait
     waited = _waited(wait, duration_seconds)
     slower = slowed_by_input(waited, duration_seconds, call_seconds, alone_seconds, beside_seconds)
