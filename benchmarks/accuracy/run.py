@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen98/``, each written by a
+For each script of the set (``unseen/`` to ``unseen99/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -2137,6 +2137,28 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_bareboot_lightregistry": ("start-up", ("startup",), ()),
+    # unseen99/ (helper-127), session 67; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_stashpulse_printrunner": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_densemill_projectora": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_graphspin_legendtile": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_afterglance_surveyfold": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_brookspout_contourfell": ("input", ("input_bound",), ()),
+    "input_handlatch_benchmarkle": ("input", ("input_bound",), ()),
+    "input_quillshunt_tidechartel": ("input", ("input_bound",), ()),
+    "input_shardtrickle_mapsheetry": ("input", ("input_bound",), ()),
+    "input_sheafwright_gazetteerling": ("input", ("input_bound",), ()),
+    "input_tapeloom_gpstrackel": ("input", ("input_bound",), ()),
+    "memory_hoardtide_contouroll": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_coldunfurl_atlasgrin": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2636,6 +2658,11 @@ AB_SCRIPTS = {
         "input_eagertape_armjoints",
         "input_slipbatcher_orderslips",
         "input_onefilerecs_caliperreads",
+    ),
+    "unseen99": (
+        "input_tapeloom_gpstrackel",
+        "input_handlatch_benchmarkle",
+        "input_shardtrickle_mapsheetry",
     ),
 }
 
