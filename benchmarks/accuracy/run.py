@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen99/``, each written by a
+For each script of the set (``unseen/`` to ``unseen100/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -2159,6 +2159,28 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_coldunfurl_atlasgrin": ("start-up", ("startup",), ()),
+    # unseen100/ (helper-128), session 67; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_bigtopsave_posterly": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_densefit_spanglet": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_tapeloop_cuebright": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_roarjudge_clamorix": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_gyreyield_trapezon": ("input", ("input_bound",), ()),
+    "input_pyhoist_riggalo": ("input", ("input_bound",), ()),
+    "input_routeknit_caravanto": ("input", ("input_bound",), ()),
+    "input_shardscatter_menagrel": ("input", ("input_bound",), ()),
+    "input_siteswapper_jugglion": ("input", ("input_bound",), ()),
+    "input_ticketsheaf_boxoffin": ("input", ("input_bound",), ()),
+    "memory_hoardring_ringmastro": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_curtainrise_marqueeon": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2663,6 +2685,11 @@ AB_SCRIPTS = {
         "input_tapeloom_gpstrackel",
         "input_handlatch_benchmarkle",
         "input_shardtrickle_mapsheetry",
+    ),
+    "unseen100": (
+        "input_siteswapper_jugglion",
+        "input_routeknit_caravanto",
+        "input_shardscatter_menagrel",
     ),
 }
 
