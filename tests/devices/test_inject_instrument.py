@@ -813,6 +813,12 @@ def test_a_train_on_batch_loop_fed_by_a_plain_function_times_its_input(
     waits = sorted(s["input_wait_seconds"] for s in timed)
     assert 0.025 <= waits[len(waits) // 2] <= 0.040
     assert record.findings[0]["rule"] == "input_bound"
+    # Keras's own Python around its function, timed at exit on the window's first batch
+    alone = record.extra["step_alone"]
+    assert 5 <= len(alone["keras_python_alone_seconds"]) <= 50
+    assert all(0 <= t < 0.05 for t in alone["keras_python_alone_seconds"])
+    assert 0 < alone["keras_python_seconds"] < 0.05
+    assert not [n for n in record.notes if n.startswith("instrumentation:")], record.notes
 
 
 @parallel

@@ -15,6 +15,7 @@ from tfres.devices.child_env import INJECT_DIR
 sys.path.insert(0, str(INJECT_DIR))
 import _tfres_instrument as core  # noqa: E402
 import _tfres_loops as loops  # noqa: E402
+import _tfres_tob  # noqa: E402
 import _tfres_xplane  # noqa: E402, F401  (write_steps imports it by name)
 
 sys.path.remove(str(INJECT_DIR))
@@ -29,6 +30,7 @@ def _write(
     reads_input: bool = False,
     reads: int = 0,
     after_gap: list[float] | None = None,
+    keras: tuple[list[float], list[float]] | None = None,
 ) -> list[float]:
     out = tmp_path / "steps.jsonl"
     env = {core.STEPS_ENV: str(out), core.EVENTS_ENV: str(tmp_path / "events.jsonl")}
@@ -45,7 +47,10 @@ def _write(
         cpu_seconds=0.035,
         reads_input=reads_input,
         after_gap_times=after_gap or [],  # calls alone each after an idle gap
+        keras_times=keras[1] if keras else None,  # train_on_batch's Python alone
     )
+    if keras:  # train_on_batch's Python in each of the loop's calls
+        monkeypatch.setattr(_tfres_tob, "RUNS", {id(stats): list(enumerate(keras[0]))})
     inst.loops = {1: stats}
     loops.write_steps()
     return [json.loads(line).get("input_wait_seconds") for line in out.read_text().splitlines()]
@@ -139,6 +144,24 @@ def test_a_loop_over_python_input_bounds_its_calls_slowdown_over_the_loop_not_st
     ]
     waits = _write(tmp_path, monkeypatch, steps)
     assert waits == [pytest.approx(0.020), pytest.approx(0.020), pytest.approx(0.010)]
+
+
+def test_a_train_on_batch_loops_input_gains_keras_python_above_its_level_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 50 ms steps of 30 ms calls (as alone), 10 ms of Python input timed in the window's
+    # gaps (steps 5 and 6); train_on_batch's own Python took 1.2 ms a step in the steps not
+    # sampled from the window on (7 and 8), 0.5 ms back to back at exit: 0.7 ms is input
+    timed = (0.0, 0.050, 0.010, 0.030, False, 0.0, 0.035)
+    plain = (0.0, 0.050, None, 0.030, False, 0.0, 0.035)
+    steps = [plain] * 5 + [timed] * 2 + [plain] * 2
+    keras_python = [0.004] * 5 + [0.003, 0.003, 0.0011, 0.0013]  # sampled: not read
+    waits = _write(tmp_path, monkeypatch, steps, keras=(keras_python, [0.0005, 0.0006, 0.0004]))
+    assert waits == [None] * 5 + [pytest.approx(0.0107)] * 2 + [None] * 2
+    # no train_on_batch timed at exit: the wait as timed
+    (tmp_path / "untimed").mkdir()
+    waits = _write(tmp_path / "untimed", monkeypatch, steps, keras=(keras_python, []))
+    assert waits[5:7] == [pytest.approx(0.010)] * 2
 
 
 def test_an_eager_steps_input_is_its_wait_and_the_pipelines_python_since_the_last_step() -> None:

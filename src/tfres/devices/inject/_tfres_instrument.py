@@ -312,6 +312,12 @@ def _after_keras(keras, start, end):
         _tfres_pauses.patch_model(tf)
     except Exception as err:  # a loop's own evaluation is then not told from its steps
         INSTRUMENT.failed("timing eager model calls", err)
+    try:
+        import _tfres_tob
+
+        _tfres_tob.patch(sys.modules[__name__])
+    except Exception as err:  # a train_on_batch loop's input is read without it
+        INSTRUMENT.failed("timing Keras's Python around train_on_batch", err)
 
 
 #: frameworks tfres does not instrument, by module: their programs get a phase of their own

@@ -7,11 +7,12 @@ import statistics
 import time
 
 if __package__:  # tfres's own import (the tests)
-    from . import _tfres_alone, _tfres_cached, _tfres_quiet
+    from . import _tfres_alone, _tfres_cached, _tfres_quiet, _tfres_tob
 else:  # the child's: the inject folder is on its path
     import _tfres_alone  # type: ignore[no-redef]
     import _tfres_cached  # type: ignore[no-redef]
     import _tfres_quiet  # type: ignore[no-redef]
+    import _tfres_tob  # type: ignore[no-redef]
 
 #: a loop's function alone is timed at exit only where its calls fit in this: a whole-epoch
 #: function's call is an epoch's math (four of 0.9 s added 3.9 s to a 28 s run, set 24)
@@ -56,6 +57,10 @@ class LoopCallAlone:
         #: seconds of calls each made after an idle gap as long as the loop's (or none)
         self.after_gap_times = []
         self.after_gap_busy_share = None  # of each of those gaps, spent on the CPU
+        #: a train_on_batch loop's call of Keras (model, args, kwargs; _tfres_tob.called), and
+        #: the seconds of Keras's own Python in each of its calls timed at exit
+        self.keras_call = None
+        self.keras_times = None
         self._call = None
         self._function = function
         self._arguments = (args, kwargs)
@@ -76,6 +81,7 @@ class LoopCallAlone:
         call, self._call = self._call, None
         (args, kwargs), self._arguments = self._arguments, ((), {})
         if call is None:
+            self.keras_call = None
             return None
         if calls_seconds:
             typical = statistics.median(calls_seconds)
@@ -117,11 +123,24 @@ class LoopCallAlone:
                     min(gap_seconds, MAX_GAP_SECONDS),
                     busy_share,
                 )
+            self._time_keras(call)
         self.cpu_seconds = statistics.fmean(cpu)
         return self.times
 
+    def _time_keras(self, call):
+        """Keras's Python around the function in a ``train_on_batch`` loop, back to back on
+        the kept batch (:func:`_tfres_tob.keras_python_alone`), where the loop calls it."""
+        keras_call, self.keras_call = self.keras_call, None
+        if keras_call is None or self.reads_input:
+            return
+        try:
+            self.keras_times = _tfres_tob.keras_python_alone(keras_call, call, self._function)
+        except Exception as err:  # the function alone is still timed
+            self.note("Keras's Python in train_on_batch was not timed at exit: %r" % err)
+
     def _skip(self, why):
         self._call = None
+        self.keras_call = None
         self._arguments = ((), {})
         self.note("the loop's step alone (on one of its batches) was not timed: %s" % why)
         return None
@@ -213,6 +232,15 @@ def after_gap_fields(alone):
         "after_gap_calls_seconds": [round(t, 9) for t in alone.after_gap_times],
         "after_gap_busy_share": round(alone.after_gap_busy_share, 4),
     }
+
+
+def alone_seconds(stats):
+    """A loop's function alone, the mean of its calls timed at exit
+    (:func:`_tfres_xplane.step_alone_seconds`), or None; ``stats``: the loop's ``_LoopStats``."""
+    import _tfres_xplane as xplane
+
+    times = stats.alone.times if stats.alone is not None else []
+    return xplane.step_alone_seconds(times) if times else None
 
 
 def resume_seconds(alone, alone_seconds):

@@ -6,8 +6,9 @@ between two calls, or the Python input timed in the gap (:mod:`_tfres_pyinput`, 
 loop's statements that make the batch, :mod:`_tfres_feed`); for a step
 that waited for a tf.data pipeline, or ran while the pipeline's Python ran beside its call
 (:class:`_tfres_pyinput.PipelinePython`), also what its call ran above the function alone
-(:class:`_tfres_loopalone.LoopCallAlone`, :func:`_tfres_xplane.loop_step_input`). A function
-handed its dataset or iterator runs its loop inside each call (:mod:`_tfres_inside`)."""
+(:class:`_tfres_loopalone.LoopCallAlone`, :func:`_tfres_xplane.loop_step_input`); in a
+``train_on_batch`` loop, Keras's Python around the call above its level (:mod:`_tfres_tob`). A
+function handed its dataset or iterator runs its loop inside each call (:mod:`_tfres_inside`)."""
 
 import atexit
 import random
@@ -24,6 +25,7 @@ import _tfres_iterators
 import _tfres_loopalone
 import _tfres_pauses
 import _tfres_quiet
+import _tfres_tob
 from _tfres_loopalone import native_beside
 from _tfres_pyinput import (
     GapReading,
@@ -290,10 +292,11 @@ def _time_loop_alone():
             {
                 "event": "step_alone",
                 "kind": "loop",
-                "seconds": round(_loop_alone_seconds(hot), 9),
+                "seconds": round(_tfres_loopalone.alone_seconds(hot), 9),
                 "plain_calls_seconds": [round(t, 9) for t in calls],
                 "cpu_seconds": round(hot.alone.cpu_seconds, 9),
                 **_tfres_loopalone.after_gap_fields(hot.alone),
+                **_tfres_tob.fields(hot, core.INSTRUMENT.window or core.DEFAULT_WINDOW),
                 **floor,
                 **_tfres_quiet.quiet_fields(hot.alone.quiet, core.INSTRUMENT.note),
                 "cost_seconds": round(core._clock() - start, 6),
@@ -334,14 +337,6 @@ def _seconds(wait):
     except Exception as err:  # the generators' share is still a reading
         core.INSTRUMENT.failed("reading which statements make the loop's input", err)
         return wait.generator_seconds
-
-
-def _loop_alone_seconds(stats):
-    """The loop's function alone (the mean of its timed calls), or None."""
-    import _tfres_xplane as xplane
-
-    times = stats.alone.times if stats.alone is not None else []
-    return xplane.step_alone_seconds(times) if times else None
 
 
 def _above_floor(wait, reads):
@@ -394,7 +389,7 @@ def write_steps():
 
     measured = any(step[2] is not None for step in hot.steps)
     starved = sum(1 for step in hot.steps if getattr(step[2], "starved", False))
-    alone = _loop_alone_seconds(hot)
+    alone = _tfres_loopalone.alone_seconds(hot)
     alone_cpu = hot.alone.cpu_seconds if hot.alone is not None else None
     reads_own = hot.alone is not None and hot.alone.reads_input  # next() in its graph
     resume = _tfres_loopalone.resume_seconds(hot.alone, alone)
@@ -406,6 +401,7 @@ def write_steps():
     besides = [s[5] if hot.eager else max(s[5], native_beside(s[6], alone_cpu)) for s in hot.steps]
     python = inside is None and not (hot.eager or reads_own)  # a loop fed from Python
     bounds, share = python_bounds(hot.steps, waits, besides, alone, resume, python)
+    keras = _tfres_tob.extra_seconds(hot, core.INSTRUMENT.window or core.DEFAULT_WINDOW, python)
     for i, (begin, duration, _, call, from_tf_data, _, _, reads) in enumerate(hot.steps):
         wait, beside = waits[i], besides[i]
         if inside is not None:  # the first call traces the function: not a reading
@@ -414,6 +410,7 @@ def write_steps():
             wait = eager_step_input(wait, duration, beside)
         elif not (from_tf_data or reads_own):
             wait = python_step_input(wait, duration, bounds[i], share)
+            wait = _tfres_tob.with_keras(wait, duration, keras)
         else:
             wait = _above_floor(wait, reads if from_tf_data else 0)
             wait = 0.0 if reads_own and wait is None else wait

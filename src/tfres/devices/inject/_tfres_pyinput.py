@@ -435,7 +435,7 @@ def python_bounds(steps, waits, besides, alone_seconds, resume_seconds, python=T
         else None
         for s, w, b in zip(steps, waits, besides, strict=True)
     ]
-    return bounds, explained_share(b for b in bounds if b)
+    return bounds, explained_share(b for b in bounds if b is not None)
 
 
 def explained_share(pairs):
