@@ -53,6 +53,10 @@ def test_input_bound_scenario_under_tfres_run(tmp_path: Path, python: str) -> No
     assert len(record.steps) == 12 and all("input_wait_seconds" in s for s in record.steps)
     assert 0 < record.steps[0]["t_seconds"] < record.elapsed_seconds  # on the run's timeline
     measured = run_facts(record).input_wait_fraction
-    assert measured == pytest.approx(report["injected_fraction"], abs=0.1)
+    # against the scenario's independent reference: the pipeline alone and the step alone,
+    # timed apart. The sleeps alone (``injected_fraction``) leave out from_generator's own
+    # cost per element: on a slow spell of this VM (session 67) 4.5 ms a batch, the sleeps
+    # 43% of the wall against 54% for the reference and 54% read
+    assert measured == pytest.approx(report["alone_fraction"], abs=0.1)
     rules = [f["rule"] for f in record.findings]
     assert "input_bound" in rules
