@@ -20,9 +20,9 @@ window's first step, inside the copy of the variables made to time the function 
 input gains what Keras's Python ran above that (:func:`extra_seconds`): the median over the
 loop's steps whose gaps were not sampled (the sampler's ticks land in that Python too), less
 the median alone. The hook's own work around the function's call is in the steps read and
-not in the calls at exit: 28-58 us a call (three pairs of 10,000 calls of a trivial
-``tf.function`` under ``tfres run`` and ``--no-instrument``, session 67, on a VM that then
-took 0.31 ms a call), a bias upward of 4-17% of the 0.35-0.78 ms read on the loops tuned.
+not in the calls at exit: ``benchmarks/loop_call_cost.py`` puts it at 21.7 us a call of a
+core two arms shared (session 67) and about 37 us of CPU under load (session 63), a bias
+upward of 3-11% of the 0.35-0.78 ms read on the loops tuned.
 """
 
 import statistics
