@@ -1,7 +1,7 @@
 """The honest accuracy suite: unmodified training scripts (they never import tfres) under
 ``tfres run``, checked against what each measures about itself without tfres.
 
-For each script of the set (``unseen/`` to ``unseen100/``, each written by a
+For each script of the set (``unseen/`` to ``unseen102/``, each written by a
 helper who read none of tfres, each run once unchanged; ``heldout/`` and ``fresh/``, written
 after the diagnosis was tuned, whose profiles later shaped the input-wait method;
 ``scripts/`` and ``tuning/``, where the diagnosis was tuned):
@@ -2181,6 +2181,28 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_curtainrise_marqueeon": ("start-up", ("startup",), ()),
+    # unseen102/ (helper-130), session 68; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_sergette_lapelmo": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_bodkinar_twillow": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_gimpling_shirrent": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_smockrow_yokeby": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_basteroon_tuckling": ("input", ("input_bound",), ()),
+    "input_bobbinwick_selvagery": ("input", ("input_bound",), ()),
+    "input_dartlow_pleatish": ("input", ("input_bound",), ()),
+    "input_gussetta_hemmerly": ("input", ("input_bound",), ()),
+    "input_ruchelle_plackety": ("input", ("input_bound",), ()),
+    "input_seamrove_notchery": ("input", ("input_bound",), ()),
+    "memory_tailorack_ravelly": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_bolticor_kerseyn": ("start-up", ("startup",), ()),
 }
 #: findings that advise on training (its step, input or device use): a run with no
 #: training must get none of them (the issue's check for start-up-only scripts)
@@ -2690,6 +2712,11 @@ AB_SCRIPTS = {
         "input_siteswapper_jugglion",
         "input_routeknit_caravanto",
         "input_shardscatter_menagrel",
+    ),
+    "unseen102": (
+        "input_seamrove_notchery",
+        "input_ruchelle_plackety",
+        "input_basteroon_tuckling",
     ),
 }
 
