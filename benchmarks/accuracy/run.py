@@ -2181,6 +2181,28 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
         ("--memory-budget", "4GiB"),
     ),
     "startup_curtainrise_marqueeon": ("start-up", ("startup",), ()),
+    # unseen101/ (helper-129), session 68; entries from the file names, written before
+    # reading the scripts
+    "checkpoint_vaultrim_sheerlop": (
+        "checkpoint saves",
+        ("phase_share:Model and checkpoint",),
+        (),
+    ),
+    "compute_cylindrax_bumpkeel": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "compute_mortisko_hasplewin": ("compute", ("cpu_bound", "compute_bound"), ()),
+    "eval_dialwhisp_combozar": ("evaluation", ("phase_share:Evaluation",), ()),
+    "input_bittingo_plugwhorl": ("input", ("input_bound",), ()),
+    "input_rekeyfel_strikeplon": ("input", ("input_bound",), ()),
+    "input_shacklin_cambrixel": ("input", ("input_bound",), ()),
+    "input_springlet_deadlatchy": ("input", ("input_bound",), ()),
+    "input_tumblrix_keyblanko": ("input", ("input_bound",), ()),
+    "input_wardelby_bittlesnap": ("input", ("input_bound",), ()),
+    "memory_mastrekey_pickwinnel": (
+        "memory growth",
+        ("memory_growth",),
+        ("--memory-budget", "4GiB"),
+    ),
+    "startup_escutchy_tensiobar": ("start-up", ("startup",), ()),
     # unseen102/ (helper-130), session 68; entries from the file names, written before
     # reading the scripts
     "checkpoint_sergette_lapelmo": (
@@ -2712,6 +2734,11 @@ AB_SCRIPTS = {
         "input_siteswapper_jugglion",
         "input_routeknit_caravanto",
         "input_shardscatter_menagrel",
+    ),
+    "unseen101": (
+        "input_springlet_deadlatchy",
+        "input_rekeyfel_strikeplon",
+        "input_bittingo_plugwhorl",
     ),
     "unseen102": (
         "input_seamrove_notchery",
