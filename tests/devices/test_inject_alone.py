@@ -164,6 +164,7 @@ def test_batches_whose_length_varies_lend_from_several_steps_and_train_as_they_w
     assert len(lent_traces) == len(plain_traces)  # the lending steps: no new trace
     assert alone.state == "captured", notes
     assert len(alone.lent) == _tfres_alone.LENT_STEPS == 3
+    assert alone.cached is None  # one dataset of all the lent batches, built after the fit
     lengths = {int(group[0][0].shape[1]) for group in alone.lent}
     assert len(lengths) > 1  # the lent batches are not all one length
     assert plain.history["loss"] == lent.history["loss"]  # the same batches, in order

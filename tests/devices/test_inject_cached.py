@@ -262,3 +262,27 @@ def test_the_cached_batches_keep_the_iterators_element_spec(
     assert cached.element_spec == spec
     got = list(cached.take(3))
     assert len(got) == 3 and all(x.shape == batch_shape for x, _ in got)
+
+
+@pytest.mark.parametrize("spec_shape", [(None, None), (16, None), (None, None, 3)])
+def test_batches_of_open_shapes_are_re_batched_with_no_function_to_trace(
+    spec_shape: tuple[int | None, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A spec open past the batch (a parse whose static shape TensorFlow cannot tell) is met
+    by padded re-batching, not a ``map``, whose function is traced inside the lending step;
+    each batch comes back as it was, strings too."""
+
+    def traced(*args: Any) -> None:
+        raise AssertionError("a map's function was traced")
+
+    monkeypatch.setattr(_tfres_cached, "relaxed", traced)
+    shape = tuple(16 if d is None else d for d in spec_shape[:1]) + (5,) + spec_shape[2:]
+    first = tf.reshape(tf.range(np.prod(shape), dtype=tf.float32), shape)
+    second = first + 1000.0  # a second lent batch, another step's
+    spec = (tf.TensorSpec(spec_shape, tf.float32), tf.TensorSpec(spec_shape[:1], tf.string))
+    words = tf.constant([f"w{i}" for i in range(16)])
+    cached = _tfres_cached.cached(tf, [(first, words), (second, words)], spec)
+    assert cached.element_spec == spec
+    got = list(cached.take(3))
+    for (x, w), want in zip(got, (first, second, first), strict=True):
+        assert np.array_equal(x.numpy(), want.numpy()) and list(w.numpy()) == list(words.numpy())

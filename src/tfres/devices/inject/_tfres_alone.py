@@ -168,11 +168,9 @@ class StepAlone:
             return original(iterator)
         try:
             own = iter(_tfres_cached.cached(tf, batches, self._spec).take(len(batches)))
-            lent = self.lent + [batches]
-            cached = _tfres_cached.cached(tf, [b for group in lent for b in group], self._spec)
         except Exception:
             return original(batches)  # as in _capture: the batches must reach the step
-        self.cached, self.lent = cached, lent
+        self.cached, self.lent = None, self.lent + [batches]  # one dataset of all at exit
         return original(own)
 
     # -- 2: time the step on the cached batch, after fit
@@ -206,6 +204,9 @@ class StepAlone:
                 "copying the model's %d MiB of variables to time the step alone is above %d MiB"
                 % (nbytes >> 20, MAX_COPY_BYTES >> 20)
             )
+        if self.cached is None:  # several steps lent: their batches, built after the fit
+            lent = [b for group in self.lent for b in group]
+            self.cached = _tfres_cached.cached(tf, lent, self._spec)
         own = iter(self.cached)
         marker = tf.profiler.experimental.Trace
         with put_back(variables):
