@@ -4,12 +4,12 @@ it costs: why the default window also ends on the profiler's buffer (session 42)
 For each kind of fit, in a fresh interpreter: 30 train steps, the profiler on over steps
 5 to 5+N (``tf.profiler.experimental.start/stop``, as tfres's window), and at each step's
 start the process's resident memory (``/proc/self/statm``, read by the window's own
-``_tfres_wincost.rss_bytes``). It reports the memory's growth over the window (read just
+``_tfres_window.rss_bytes``). It reports the memory's growth over the window (read just
 before the stop) and a traced step (the mean, and the range between the steps' starts), the
 seconds ``stop()`` took (collecting and writing the trace, inside the step after the
 window), the window's median step over the median unprofiled step after it, and the stop's
-seconds over what the traced steps ran above the unprofiled median (``stop_per_traced``:
-what ``_tfres_wincost.STOP_PER_TRACED`` stands for). Linux only (``/proc``).
+seconds over what the traced steps ran above the unprofiled median (``stop_per_traced``).
+Linux only (``/proc``).
 
     .venv/bin/python benchmarks/profiler_buffer.py      # lstm, mlp, generator, tfrecords
     .venv/bin/python benchmarks/profiler_buffer.py --kinds lstm --traced 4 --rounds 3
@@ -51,7 +51,7 @@ def _child(kind: str, traced: int) -> dict:
 
     # the reader the window's buffer rule uses, loaded as the child loads it
     sys.path.insert(0, str(HERE.parent / "src" / "tfres" / "devices" / "inject"))
-    from _tfres_wincost import rss_bytes as rss
+    from _tfres_window import rss_bytes as rss
 
     if kind == "lstm":
         sys.path.insert(0, str(HERE / "accuracy" / "unseen30"))

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tfres.devices.inject import _tfres_window
-from tfres.devices.inject._tfres_fitplan import fit_calls, fit_window, fitted_last, train_calls
+from tfres.devices.inject._tfres_fitplan import fitted_last, train_calls
 
 MIN_TRACED = _tfres_window.MIN_TRACED
 
@@ -63,22 +63,3 @@ def test_train_calls_reads_kerass_params() -> None:
     assert train_calls({"steps": None, "epochs": 5}) == (None, 5)
     assert train_calls({}) == (None, None)
     assert train_calls(None, steps_per_execution=None) == (None, None)
-
-
-def test_the_window_knows_the_length_of_the_fit_it_is_in() -> None:
-    assert fit_calls(5, 0, 380, 5) == 1900  # its cost is weighed against 1,900 steps
-    assert fit_calls(5, 3, 10, 1) == 10  # a second fit, from step 3, holds step 5
-    assert fit_calls(5, 0, 4, 1) is None  # ends before the window: a later fit has it
-    assert fit_calls(5, 8, 25, 1) is None  # an earlier fit held step 5
-    assert fit_calls(5, 0, None, 3) is None and fit_calls(5, 0, 30, None) is None
-
-
-def test_fit_window_tells_the_default_window_its_fit_and_leaves_the_users_alone() -> None:
-    default = _tfres_window.ProfilerWindow(
-        5, 24, "m", lambda *a: None, **_tfres_window.DEFAULT_CAPS
-    )
-    users = _tfres_window.ProfilerWindow(5, 24, "m", lambda *a: None)
-    for window in (default, users):
-        fit_window(window, 0, {"steps": 380, "epochs": 5})
-    assert default.fit_calls == 1900 and default.last == 24
-    assert users.fit_calls is None and users.last == 24  # --profile's window runs whole

@@ -15,16 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tfres.devices.inject import (
-    _tfres_alone,
-    _tfres_cpu,
-    _tfres_wincost,
-    _tfres_window,
-    _tfres_xplane,
-)
+from tfres.devices.inject import _tfres_alone, _tfres_cpu, _tfres_window, _tfres_xplane
 
 tf = pytest.importorskip("tensorflow")
-STOP_PER_TRACED = _tfres_wincost.STOP_PER_TRACED
 keras = pytest.importorskip("keras")
 
 
@@ -392,43 +385,6 @@ def test_a_window_within_its_time_or_uncapped_runs_to_its_last_step(
     )
     _run_window(window, tmp_path, 12, 0.01)
     assert not window.ended_early and window.last == 9 and len(window.window_seconds) == 10
-
-
-def _run_timed_window(window: Any, tmp_path: Any, durations: list[float]) -> None:
-    """Steps told ``durations`` (the program's own timing), with no time spent in them."""
-    model = _model()
-    for index, seconds in enumerate(durations):
-        window.begin(index, model, lambda: str(tmp_path))
-        window.end_step()
-        window.timed(index, 0, seconds)
-    window.stop()
-
-
-@pytest.mark.parametrize(
-    "fit_calls, last",
-    [
-        (2000, 16),  # 12 traced steps cost 0.5% of 2,000 steps of 10 ms, with their stop
-        (200, 5 + _tfres_window.MIN_TRACED - 1),  # past it at once: the fewest it traces
-        (100_000, 24),  # within its share of a long fit: the whole window
-        (None, 24),  # a fit of unknown length: the whole window
-    ],
-)
-def test_a_window_ends_once_its_cost_reaches_its_share_of_a_fit_of_known_length(
-    tmp_path: Any, fit_calls: int | None, last: int
-) -> None:
-    window = _tfres_window.ProfilerWindow(
-        5, 24, _tfres_xplane.CALL_MARKER, _no_arm, max_cost_share=0.005
-    )
-    window.fit_calls = fit_calls
-    # 10 ms a step before the window, 13 ms traced: 3 ms above it a step, and the stop's
-    # twice that: 9 ms a traced step against 0.5% of the fit's steps of 10 ms
-    _run_timed_window(window, tmp_path, [0.2] + [0.010] * 4 + [0.013] * 20 + [0.010] * 10)
-    assert STOP_PER_TRACED == 2.0 and _tfres_window.MIN_TRACED == 8
-    assert window.last == last and window.ended_early == (last < 24)
-    if fit_calls == 2000:  # it ends at the step that passed the budget, not later
-        budget, cost = 0.005 * 2000 * 0.010, _tfres_wincost.cost_seconds
-        assert cost(window.window_seconds, [0.010] * 4) >= budget
-        assert cost(window.window_seconds[:-1], [0.010] * 4) < budget
 
 
 def _run_growing_window(

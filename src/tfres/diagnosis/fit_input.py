@@ -1,7 +1,7 @@
 """A Keras ``fit``'s input share over all its steps, from its profiler window's.
 
 ``tfres run``'s hook measures the input wait of a ``fit``'s steps inside its profiler
-window only (20 steps, 5-24 by default; ``--profile`` chooses others). The window's share
+window only (up to 20 steps, 5-24 by default; ``--profile`` chooses others). The window's share
 stands for the whole fit only if the other steps wait as its steps did; an input pipeline
 that stalls now and then (a process pool whose batches come in bursts, files that read
 slowly at times) or grows costlier makes the fit's other steps longer than the window's,

@@ -57,17 +57,6 @@ def fit_window(window, fit_start, params, model=None):
         per = getattr(model, "steps_per_execution", 1) if model is not None else 1
         calls = train_calls(params, per)
         window.last = fitted_last(window.first, window.last, fit_start, *calls)
-        window.fit_calls = fit_calls(window.first, fit_start, *calls)
-
-
-def fit_calls(first, fit_start, steps_per_epoch, epochs):
-    """The train steps of a ``fit`` from step ``fit_start`` that holds step ``first`` (the
-    window's cost is weighed against its time: :func:`_tfres_wincost.over_budget`); None
-    where Keras does not know its length or it ends before step ``first``."""
-    if not steps_per_epoch or not epochs or steps_per_epoch < 1:
-        return None
-    total = steps_per_epoch * epochs
-    return total if fit_start <= first < fit_start + total else None
 
 
 def train_calls(params, steps_per_execution=1):

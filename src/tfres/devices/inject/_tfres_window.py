@@ -16,10 +16,10 @@ import statistics
 import time
 
 if __package__:  # tfres's own import (the Keras callback, the tests)
-    from . import _tfres_cpu, _tfres_wincost
+    from . import _tfres_cpu, _tfres_held
 else:  # the child's: the inject folder is on its path
     import _tfres_cpu  # type: ignore[no-redef]
-    import _tfres_wincost  # type: ignore[no-redef]
+    import _tfres_held  # type: ignore[no-redef]
 
 _clock = time.perf_counter
 _cpu = time.process_time
@@ -42,7 +42,7 @@ MAX_PROFILER_SHARE = 1.0
 #: of each other, over :data:`MIN_BEFORE` steps or more): then only the window was slower, and
 #: the profiler made it so (seen: a Keras LSTM's loop of small ops, twice its step traced)
 STEADY_SHARE = 0.2
-MIN_BEFORE = _tfres_wincost.MIN_BEFORE
+MIN_BEFORE = 3
 #: the default window ends early once it has lasted this long and traced
 #: :data:`MIN_TRACED` steps: the profiler's cost grows with the ops it traces, and a recurrent
 #: step traces every op of its loop. A stacked Keras LSTM's 20 traced steps of 250-450 ms
@@ -57,11 +57,7 @@ MAX_SECONDS, MIN_TRACED = 2.0, 8
 #: (``benchmarks/profiler_buffer.py``)
 MAX_BUFFER_BYTES, MIN_TRACED_COSTLY = 64 * 2**20, 2
 #: the default window's caps (``ProfilerWindow``'s keywords); ``--profile``'s runs whole
-DEFAULT_CAPS = {
-    "max_seconds": MAX_SECONDS,
-    "max_buffer_bytes": MAX_BUFFER_BYTES,
-    "max_cost_share": _tfres_wincost.MAX_COST_SHARE,
-}
+DEFAULT_CAPS = {"max_seconds": MAX_SECONDS, "max_buffer_bytes": MAX_BUFFER_BYTES}
 #: unprofiled calls after the window whose CPU is read thread by thread: each read costs
 #: about 1 us a thread (20 us for 15 threads, 210 us for 200), so not all of the 100
 THREAD_CALLS = 30
@@ -108,31 +104,18 @@ class ProfilerWindow:
     those before it (:attr:`before_seconds`).
 
     ``max_seconds``: end the window at the first step past :data:`MIN_TRACED` traced ones
-    once it has lasted that long; ``max_cost_share``: there too, once its cost has reached
-    that share of the fit's time, where :attr:`fit_calls` tells the fit's length
-    (:func:`_tfres_wincost.over_budget`); ``max_buffer_bytes``: at the first step past
+    once it has lasted that long; ``max_buffer_bytes``: at the first step past
     :data:`MIN_TRACED_COSTLY` once the profiler's buffer has grown that much
     (:data:`DEFAULT_CAPS` for the default window; None: run to ``last``). :attr:`last` is
     then the last step traced, and :attr:`ended_early` is True; :attr:`buffer_bytes` tells
     what the buffer held when the window stopped."""
 
     def __init__(
-        self,
-        first,
-        last,
-        marker,
-        arm,
-        stopped=None,
-        max_seconds=None,
-        max_buffer_bytes=None,
-        max_cost_share=None,
+        self, first, last, marker, arm, stopped=None, max_seconds=None, max_buffer_bytes=None
     ):
         self.first, self.last = first, last
         self.max_seconds = max_seconds
         self.max_buffer_bytes = max_buffer_bytes
-        self.max_cost_share = max_cost_share
-        #: the train steps of the fit the window is in, where known (:mod:`_tfres_fitplan`)
-        self.fit_calls = None
         self.ended_early = False
         self._began_at = None  # when the profiler started
         self._rss = []  # the process's resident bytes at each step's start, up to the window's
@@ -172,7 +155,7 @@ class ProfilerWindow:
         import tensorflow as tf
 
         if self.max_buffer_bytes is not None and self.state != "done":
-            self._rss.append((index, _tfres_wincost.rss_bytes()))
+            self._rss.append((index, rss_bytes()))
         if self.state == "on" and index <= self.last and self._long_enough(index):
             self.last, self.ended_early = index - 1, True
         if self.state == "on" and index > self.last:
@@ -197,26 +180,36 @@ class ProfilerWindow:
             self._trace.__enter__()
 
     def _long_enough(self, index):
-        """Whether the window has traced enough before step ``index``: ``max_seconds`` or
-        ``max_cost_share`` (:mod:`_tfres_wincost`), or ``max_buffer_bytes`` of the
-        profiler's buffer (:meth:`_buffer_bytes`)."""
+        """Whether the window has traced enough before step ``index``: ``max_seconds``, or
+        ``max_buffer_bytes`` of the profiler's buffer (:meth:`_buffer_bytes`)."""
         traced = index - self.first
         if self.max_buffer_bytes is not None and traced >= MIN_TRACED_COSTLY:
             grown = self._buffer_bytes()
             if grown is not None and grown >= self.max_buffer_bytes:
                 return True
-        if traced < MIN_TRACED:
-            return False
-        before = [s for epoch, s in self._before if epoch == self._epoch]
         return (
-            self.max_seconds is not None and _clock() - self._began_at >= self.max_seconds
-        ) or _tfres_wincost.over_budget(
-            self.window_seconds, before, self.fit_calls, self.max_cost_share
+            self.max_seconds is not None
+            and traced >= MIN_TRACED
+            and _clock() - self._began_at >= self.max_seconds
         )
 
     def _buffer_bytes(self):
-        """What the profiler holds so far, in bytes (:func:`_tfres_wincost.buffer_bytes`)."""
-        return _tfres_wincost.buffer_bytes(self._rss, self.first)
+        """What the profiler holds so far, in bytes: the process's resident memory's growth
+        since the window's first step, less the program's own growth before the window
+        (its median over a step, times the steps traced: a ``cache()`` filling, a list of
+        losses) so that only the window's is counted. None where it cannot be read."""
+        before = [(i, b) for i, b in self._rss if i < self.first]
+        inside = [(i, b) for i, b in self._rss if i >= self.first]
+        if len(inside) < 2 or inside[0][1] is None or inside[-1][1] is None:
+            return None
+        own = [
+            later - earlier
+            for (i, earlier), (j, later) in zip(before, before[1:], strict=False)
+            if i and j == i + 1 and earlier is not None and later is not None
+        ]  # past step 0 -> 1: the first step builds and traces the model
+        rate = max(0.0, statistics.median(own)) if own else 0.0
+        (first, start), (index, now) = inside[0], inside[-1]
+        return max(0, int(now - start - rate * (index - first)))
 
     def _by_thread(self):
         # the unprofiled calls after the window are read by thread, up to THREAD_CALLS
@@ -346,6 +339,21 @@ class ProfilerWindow:
         """What stopping the profiler raised (:meth:`stop`), told once; or None."""
         error, self._stop_error = self._stop_error, None
         return error
+
+
+_STATM = _tfres_held.ProcFile("/proc/self/statm")
+
+
+def rss_bytes():
+    """The process's resident memory in bytes (``/proc/self/statm``, read keeping the GIL:
+    :mod:`_tfres_held`), or None (not Linux)."""
+    text = _STATM.read()
+    if text is None:
+        return None
+    try:
+        return int(text.split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, IndexError):
+        return None
 
 
 def _share_since(at):
