@@ -107,7 +107,8 @@ def _child(kind: str, traced: int) -> dict:
     grown = [b - a for a, b in zip(inside, inside[1:], strict=False)]
     window = times[FIRST : FIRST + traced]
     after = times[FIRST + traced + 1 :]
-    above = sum(t - statistics.median(after) for t in window)
+    unprofiled = statistics.median(after)
+    above = sum(t - unprofiled for t in window)
     return {
         "kind": kind,
         "traced": traced,
@@ -115,8 +116,8 @@ def _child(kind: str, traced: int) -> dict:
         "mb_per_step_range": [min(grown, default=0) / 1e6, max(grown, default=0) / 1e6],
         "buffer_mb": held[0] / 1e6,
         "stop_seconds": stop_seconds[0],
-        "window_over_unprofiled": statistics.median(window) / statistics.median(after),
-        "unprofiled_step_ms": statistics.median(after) * 1000,
+        "window_over_unprofiled": statistics.median(window) / unprofiled,
+        "unprofiled_step_ms": unprofiled * 1000,
         "traced_above_seconds": above,
         "stop_per_traced": stop_seconds[0] / above if above > 0 else None,
     }

@@ -170,28 +170,34 @@ def dataset(tf, batches):
 def cached(tf, batches, spec):
     """``batches`` over and over, as a dataset whose element spec is ``spec`` (the iterator's
     the function was traced for: a None batch dimension, say). Re-batching relaxes the batch
-    dimension, and padded re-batching (to the shapes the batch already has) the others, with
-    no function to trace: the step that lends its batch stays a step. Shapes that neither
-    gives go through a ``map`` that relaxes them, whose function is traced then (tens of ms
-    in a step over a string-parsing pipeline). Cached: a call reads the batch as is."""
+    dimension where that is all there is to relax; padded re-batching (to the shapes the
+    batch already has) relaxes the others too. Neither traces a function: the step that
+    lends its batch stays a step. Shapes that neither gives go through a ``map`` that relaxes
+    them. Cached: a call reads the batch as is."""
     ds = dataset(tf, batches)
     if ds.element_spec == spec:
         return ds.repeat()
     leaves = tf.nest.flatten(batches)
     sizes = set(int(t.shape[0]) for t in leaves if t.shape.rank)
     if len(sizes) == 1 and all(t.shape.rank for t in leaves):
-        size = sizes.pop()
-        again = ds.unbatch().batch(size)
-        if again.element_spec != spec:  # dimensions past the batch: padded to what they are
-            try:
-                shapes = tf.nest.map_structure(lambda s: s.shape[1:], spec)
-                whole = all(s.shape[0] is not None for s in tf.nest.flatten(spec))
-                again = ds.unbatch().padded_batch(size, shapes, drop_remainder=whole)
-            except (TypeError, ValueError):  # shapes the batch cannot take: the map's
-                pass
-        if again.element_spec == spec:
+        again = _rebatched(tf, ds, sizes.pop(), spec)
+        if again is not None and again.element_spec == spec:
             return again.cache().repeat()
     return relaxed(ds, spec, tf).cache().repeat()
+
+
+def _rebatched(tf, ds, size, spec):
+    """``ds``'s batches of ``size`` unbatched and batched again to ``spec``'s shapes, chosen
+    before either is built (building one takes 6-9 ms); None where the shapes cannot be."""
+    specs = tf.nest.flatten(spec)
+    if all(s.shape[0] is None and s.shape[1:].is_fully_defined() for s in specs):
+        return ds.unbatch().batch(size)  # only the batch dimension to relax
+    try:  # dimensions past the batch, or a batch of known size: padded to what they are
+        shapes = tf.nest.map_structure(lambda s: s.shape[1:], spec)
+        whole = all(s.shape[0] is not None for s in specs)
+        return ds.unbatch().padded_batch(size, shapes, drop_remainder=whole)
+    except (TypeError, ValueError):  # shapes the batch cannot take: the map's
+        return None
 
 
 def relaxed(ds, spec, tf):
